@@ -1,0 +1,3 @@
+from shirabe.cli import main
+
+main()

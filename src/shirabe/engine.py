@@ -1,0 +1,167 @@
+"""The library entry point: one object that ingests, searches and answers."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from shirabe.chunking.factory import make_chunker
+from shirabe.chunking.protocol import Chunker
+from shirabe.embedders.factory import make_embedder
+from shirabe.embedders.protocol import Embedder
+from shirabe.generators.factory import make_generator
+from shirabe.generators.protocol import Generator
+from shirabe.ingest import Ingestor, Progress, source_path
+from shirabe.passages import lexical_text
+from shirabe.query import Query
+from shirabe.records import Answer, Hit, IndexStatus, IngestReport
+from shirabe.retrievers.factory import make_retriever
+from shirabe.retrievers.protocol import Retriever
+from shirabe.settings import Settings
+from shirabe.stores.factory import make_store
+from shirabe.stores.protocol import Filters, Store
+from shirabe.tokenizers.factory import make_tokenizer
+from shirabe.tokenizers.protocol import Tokenizer
+
+
+class Shirabe:
+    """Index folders of documents and answer questions about them, with citations.
+
+    Components are built from the settings on first use, so constructing this object is cheap;
+    any of them can be passed in instead (tests, custom backends).
+
+    >>> app = Shirabe(Settings(home=Path(".shirabe")))   # doctest: +SKIP
+    >>> app.ingest([Path("docs")])                        # doctest: +SKIP
+    >>> print(app.ask("有給休暇の申請方法は？").text)      # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        chunker: Chunker | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self._store = store
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self._chunker = chunker
+        self._bound = False
+
+    # components
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            self._store = make_store(self.settings)
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings)
+        return self._embedder
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = make_tokenizer(self.settings)
+        return self._tokenizer
+
+    @property
+    def chunker(self) -> Chunker:
+        if self._chunker is None:
+            self._chunker = make_chunker(self.settings)
+        return self._chunker
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        return make_retriever(self.settings, self.store, self.embedder)
+
+    @cached_property
+    def generator(self) -> Generator:
+        return make_generator(self.settings, self.store, self.embedder)
+
+    def _bind(self) -> Store:
+        """Check the index matches our model and tokenizer (once); re-tokenise if it changed."""
+        store = self.store
+        if not self._bound:
+            changed = store.bind(
+                embedding_model=self.embedder.name,
+                embedding_dim=self.embedder.dim,
+                tokenizer=self.tokenizer.signature,
+            )
+            if changed:
+                store.retokenize(lambda chunk: self.tokenizer.tokenize(lexical_text(chunk)))
+            self._bound = True
+        return store
+
+    # operations
+
+    def ingest(self, paths: Sequence[Path | str], progress: Progress | None = None) -> IngestReport:
+        """Add new files, replace changed ones, drop deleted ones under ``paths``."""
+        store = self._bind()
+        ingestor = Ingestor(
+            store=store,
+            chunker=self.chunker,
+            tokenizer=self.tokenizer,
+            embedder=self.embedder,
+            sentence_vectors=self.settings.sentence_vectors,
+            max_file_bytes=self.settings.max_file_bytes,
+        )
+        return ingestor.run([Path(p) for p in paths], progress)
+
+    def remove(self, path: Path | str) -> int:
+        """Drop a file, or every file under a folder, from the index. Returns how many."""
+        store = self.store
+        key = source_path(Path(path))
+        removed = int(store.remove_source(key))
+        for info in store.list_sources(under=key):
+            removed += int(store.remove_source(info.path))
+        store.refresh()
+        return removed
+
+    def query(self, text: str, filters: Filters | None = None) -> Query:
+        return Query(text, tokenizer=self.tokenizer, embedder=self.embedder, filters=filters)
+
+    def search(
+        self, text: str, *, k: int | None = None, filters: Filters | None = None
+    ) -> list[Hit]:
+        """Ranked passages for a query, each with the per-retriever evidence."""
+        store = self._bind()
+        store.refresh(wait=False)
+        return self.retriever.retrieve(self.query(text, filters), k or self.settings.top_k)
+
+    def ask(self, question: str, *, k: int | None = None, filters: Filters | None = None) -> Answer:
+        """Answer from the documents with numbered citations, or refuse."""
+        store = self._bind()
+        store.refresh(wait=False)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        query = self.query(question, filters)
+        hits = self.retriever.retrieve(query, k or self.settings.top_k)
+        timings["retrieve"] = time.perf_counter() - started
+        mark = time.perf_counter()
+        answer = self.generator.generate(query, hits)
+        timings["generate"] = time.perf_counter() - mark
+        timings["total"] = time.perf_counter() - started
+        answer.timings = timings
+        return answer
+
+    def status(self) -> IndexStatus:
+        return self.store.status()
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def __enter__(self) -> Shirabe:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()

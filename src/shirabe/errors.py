@@ -1,0 +1,20 @@
+"""Errors users see; each says what went wrong and what to do."""
+
+from __future__ import annotations
+
+
+class ShirabeError(Exception):
+    """Base class for errors shown to users without a traceback."""
+
+
+class MissingDependencyError(ShirabeError):
+    def __init__(self, feature: str, install: str) -> None:
+        super().__init__(f"{feature} needs an optional dependency: run `{install}`")
+
+
+class ModelMismatchError(ShirabeError):
+    """The index was built with another embedding model."""
+
+
+class IndexBusyError(ShirabeError):
+    """Another process is writing to the same index."""

@@ -1,0 +1,163 @@
+"""Answers without a language model: the best supporting sentences, quoted with citations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shirabe.passages import embedding_key, sentence_embedding_text
+from shirabe.query import Query
+from shirabe.records import Answer, Citation, Hit
+from shirabe.sentences import split_sentences
+from shirabe.settings import REFUSAL_TEXT
+from shirabe.stores.protocol import Store
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    hit_index: int
+    order: int
+    text: str
+    lexical: float
+    dense: float | None
+    score: float = 0.0
+
+
+def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> float:
+    """Share of the query's distinct terms found in the sentence; bigrams count half."""
+    wanted = set(query_tokens)
+    if not wanted:
+        return 0.0
+    have = set(sentence_tokens)
+
+    def weight(t: str) -> float:
+        return 0.5 if t.startswith("~") else 1.0
+
+    total = sum(weight(t) for t in wanted)
+    return sum(weight(t) for t in wanted & have) / total
+
+
+def clip(text: str, limit: int) -> str:
+    """Shorten ``text`` to at most ``limit`` characters, marking the cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 1)] + "…"
+
+
+def evidence(hits: Sequence[Hit]) -> float:
+    """How strongly retrieval supports any answer: the best dense similarity among the top hits.
+
+    Lexical scores are unbounded and depend on the query length, so the refusal threshold is
+    set on the cosine side, which is comparable across questions.
+    """
+    scores = [h.scores["dense"] for h in hits[:3] if "dense" in h.scores]
+    return max(scores) if scores else 0.0
+
+
+class ExtractiveGenerator:
+    """Picks sentences by query-term coverage, sentence similarity and the hit's rank."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder_name: str,
+        max_chars: int = 150,
+        threshold: float = 0.0,
+        from_hits: int = 3,
+        lexical_weight: float = 1.0,
+        dense_weight: float = 1.0,
+        rank_weight: float = 0.5,
+    ) -> None:
+        self._store = store
+        self._embedder_name = embedder_name
+        self._max_chars = max_chars
+        self._threshold = threshold
+        self._from_hits = from_hits
+        self._weights = (lexical_weight, dense_weight, rank_weight)
+
+    def refuse(self, query: Query, hits: list[Hit]) -> Answer:
+        return Answer(question=query.text, text=REFUSAL_TEXT, citations=[], refused=True, hits=hits)
+
+    def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
+        found: list[tuple[int, int, str]] = []
+        for i, hit in enumerate(hits[: self._from_hits]):
+            for order, sentence in enumerate(split_sentences(hit.chunk.text)):
+                found.append((i, order, sentence))
+        keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
+        vectors = self._store.get_embeddings(self._embedder_name, keys)
+        qvec = query.vector if vectors else None
+        out: list[Candidate] = []
+        for (i, order, sentence), key in zip(found, keys, strict=True):
+            vec = vectors.get(key)
+            dense = float(np.dot(vec, qvec)) if vec is not None and qvec is not None else None
+            out.append(
+                Candidate(
+                    i, order, sentence, coverage(query.tokens, query.tokenize(sentence)), dense
+                )
+            )
+        return out
+
+    def score(self, candidates: list[Candidate], hits: Sequence[Hit]) -> list[Candidate]:
+        if not candidates:
+            return []
+        w_lex, w_dense, w_rank = self._weights
+        dense = [c.dense for c in candidates if c.dense is not None]
+        lo, hi = (min(dense), max(dense)) if dense else (0.0, 0.0)
+        top = hits[0].score if hits and hits[0].score > 0 else 1.0
+        scored: list[Candidate] = []
+        for c in candidates:
+            d = 0.0
+            if c.dense is not None and hi > lo:
+                d = (c.dense - lo) / (hi - lo)
+            prior = max(hits[c.hit_index].score, 0.0) / top
+            total = w_lex * c.lexical + w_dense * d + w_rank * prior
+            scored.append(Candidate(c.hit_index, c.order, c.text, c.lexical, c.dense, score=total))
+        scored.sort(key=lambda c: (-c.score, c.hit_index, c.order))
+        return scored
+
+    def generate(self, query: Query, hits: list[Hit]) -> Answer:
+        if not hits or evidence(hits) < self._threshold:
+            return self.refuse(query, hits)
+        ranked = self.score(self.candidates(query, hits), hits)
+        if not ranked:
+            return self.refuse(query, hits)
+        chosen = [ranked[0]]
+        used = len(ranked[0].text)
+        for c in ranked[1:]:
+            if used + len(c.text) + 4 > self._max_chars:
+                continue
+            chosen.append(c)
+            used += len(c.text) + 4
+            break
+        chosen.sort(key=lambda c: (c.hit_index, c.order))
+        numbers: dict[int, int] = {}
+        citations: list[Citation] = []
+        pieces: list[str] = []
+        for c in chosen:
+            if c.hit_index not in numbers:
+                numbers[c.hit_index] = len(numbers) + 1
+                chunk = hits[c.hit_index].chunk
+                citations.append(
+                    Citation(
+                        number=numbers[c.hit_index],
+                        source=chunk.source,
+                        heading_path=chunk.heading_path,
+                        locator=chunk.locator,
+                        chunk_id=hits[c.hit_index].chunk_id,
+                        text=chunk.text,
+                    )
+                )
+            marker = f"[{numbers[c.hit_index]}]"
+            pieces.append(clip(c.text, self._max_chars - len(marker)) + marker)
+        return Answer(
+            question=query.text,
+            text="".join(pieces),
+            citations=citations,
+            refused=False,
+            hits=hits,
+        )

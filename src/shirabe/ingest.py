@@ -1,0 +1,230 @@
+"""Incremental ingestion: walk folders, skip what is unchanged, replace what changed."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from shirabe.chunking.protocol import Chunker
+from shirabe.embedders.protocol import Embedder
+from shirabe.loaders import LoadError, loader_for, supported_extensions
+from shirabe.passages import embedding_key, embedding_texts, lexical_text
+from shirabe.records import Chunk, FileResult, IngestReport
+from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
+from shirabe.tokenizers.protocol import Tokenizer
+
+log = logging.getLogger(__name__)
+
+REFRESH_EVERY_FILES = 200
+REFRESH_EVERY_SECONDS = 60.0
+
+_TEMP_SUFFIXES = ("~", ".tmp", ".temp", ".swp", ".swo", ".bak", ".part", ".crdownload")
+
+
+def is_ignored(name: str) -> bool:
+    """Hidden files, Office lock files (``~$x.docx``) and editor or download leftovers."""
+    return (
+        name.startswith((".", "~$", "#"))
+        or name.endswith(_TEMP_SUFFIXES)
+        or name in {"Thumbs.db", "desktop.ini"}
+    )
+
+
+def walk(root: Path) -> Iterator[Path]:
+    """Supported files below ``root`` in sorted order; symlinked folders are followed once."""
+    extensions = supported_extensions()
+    seen: set[tuple[int, int]] = set()
+
+    def visit(folder: Path) -> Iterator[Path]:
+        try:
+            st = folder.stat()
+        except OSError as exc:
+            log.warning("cannot read folder %s: %s", folder, exc)
+            return
+        if (st.st_dev, st.st_ino) in seen:
+            log.warning("skipping %s: symlink loop", folder)
+            return
+        seen.add((st.st_dev, st.st_ino))
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            log.warning("cannot list folder %s: %s", folder, exc)
+            return
+        for entry in entries:
+            if is_ignored(entry.name):
+                continue
+            path = Path(entry.path)
+            try:
+                if entry.is_dir():
+                    yield from visit(path)
+                elif entry.is_file() and path.suffix.lower() in extensions:
+                    yield path
+            except OSError as exc:
+                log.warning("skipping %s: %s", path, exc)
+
+    yield from visit(root)
+
+
+def source_path(path: Path) -> str:
+    """The key a file is stored under: absolute, symlinks kept as the user named them."""
+    return os.path.abspath(path)
+
+
+def fingerprint(path: Path, data: bytes) -> SourceRecord:
+    st = path.stat()
+    return SourceRecord(
+        path=source_path(path),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=st.st_size,
+        mtime=st.st_mtime,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class IngestEvent:
+    """Progress: ``scan`` once the file list is known, then one ``file`` event per file."""
+
+    kind: Literal["scan", "file", "index", "done"]
+    done: int = 0
+    total: int = 0
+    result: FileResult | None = None
+
+
+Progress = Callable[[IngestEvent], None]
+
+
+class Ingestor:
+    """Brings the store in line with a set of files and folders."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        chunker: Chunker,
+        tokenizer: Tokenizer,
+        embedder: Embedder,
+        sentence_vectors: bool,
+        max_file_bytes: int,
+    ) -> None:
+        self._store = store
+        self._chunker = chunker
+        self._tokenizer = tokenizer
+        self._embedder = embedder
+        self._sentence_vectors = sentence_vectors
+        self._max_file_bytes = max_file_bytes
+
+    def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
+        started = time.perf_counter()
+        notify = progress or (lambda _event: None)
+        report = IngestReport()
+        files: list[Path] = []
+        for root in paths:
+            if root.is_dir():
+                files.extend(walk(root))
+            elif root.is_file():
+                files.append(root)
+            elif self._store.get_source(source_path(root)) is None:
+                report.files.append(
+                    FileResult(str(root), "failed", reason="no such file or directory")
+                )
+        removed = self._removed(paths, {source_path(f) for f in files})
+        notify(IngestEvent("scan", 0, len(files)))
+        last_refresh, since_refresh = time.monotonic(), 0
+        for done, path in enumerate(files, start=1):
+            result = self.process(path)
+            report.files.append(result)
+            notify(IngestEvent("file", done, len(files), result))
+            if result.outcome != "unchanged":
+                since_refresh += 1
+            if since_refresh >= REFRESH_EVERY_FILES or (
+                since_refresh and time.monotonic() - last_refresh > REFRESH_EVERY_SECONDS
+            ):
+                self._store.refresh()
+                last_refresh, since_refresh = time.monotonic(), 0
+        for gone in removed:
+            if self._store.remove_source(gone):
+                report.files.append(FileResult(gone, "removed"))
+        notify(IngestEvent("index", len(files), len(files)))
+        self._store.refresh()
+        report.seconds = time.perf_counter() - started
+        self._store.record_ingest(report)
+        notify(IngestEvent("done", len(files), len(files)))
+        return report
+
+    def _removed(self, roots: Sequence[Path], present: set[str]) -> list[str]:
+        """Indexed files under the given roots that are no longer on disk."""
+        gone: list[str] = []
+        for root in roots:
+            if root.is_file():
+                continue
+            for info in self._store.list_sources(under=source_path(root)):
+                if info.path not in present and not Path(info.path).is_file():
+                    gone.append(info.path)
+        return sorted(set(gone))
+
+    def process(self, path: Path) -> FileResult:
+        """Index one file; any failure is recorded against the file and never raised."""
+        key = source_path(path)
+        try:
+            size = path.stat().st_size
+            if size > self._max_file_bytes:
+                return self._fail(
+                    path, f"file too large ({size:,} bytes; limit {self._max_file_bytes:,})"
+                )
+            data = path.read_bytes()
+            record = fingerprint(path, data)
+        except OSError as exc:
+            return self._fail(path, exc.strerror or str(exc))
+        previous = self._store.get_source(key)
+        if previous is not None and previous.status == "ok" and previous.sha256 == record.sha256:
+            if previous.mtime != record.mtime or previous.size != record.size:
+                self._store.touch_source(record)
+            return FileResult(key, "unchanged", chunks=previous.chunks)
+        loader = loader_for(path)
+        if loader is None:
+            return self._fail(path, f"unsupported file type {path.suffix or '(none)'}", record)
+        try:
+            document = loader.load(path)
+            chunks = self._chunker.chunk(document)
+            indexed = self._index(chunks)
+        except LoadError as exc:
+            return self._fail(path, exc.reason, record)
+        except Exception as exc:  # a broken file must never stop the run
+            log.exception("failed to ingest %s", path)
+            return self._fail(path, f"{type(exc).__name__}: {exc}", record)
+        self._store.replace_source(record, indexed)
+        if previous is not None and previous.chunks > 0:
+            return FileResult(key, "updated", chunks=len(indexed))
+        return FileResult(key, "added", chunks=len(indexed))
+
+    def _fail(self, path: Path, reason: str, record: SourceRecord | None = None) -> FileResult:
+        key = source_path(path)
+        if record is None:
+            record = SourceRecord(path=key, sha256="", size=0, mtime=0.0)
+        self._store.record_failure(record, reason)
+        log.warning("%s: %s", path, reason)
+        return FileResult(key, "failed", reason=reason)
+
+    def _index(self, chunks: Sequence[Chunk]) -> list[IndexedChunk]:
+        texts = [embedding_texts(c, sentences=self._sentence_vectors) for c in chunks]
+        keys = [[embedding_key(t) for t in ts] for ts in texts]
+        model = self._embedder.name
+        cached = self._store.get_embeddings(model, [k for ks in keys for k in ks])
+        missing: dict[str, str] = {}
+        for ts, ks in zip(texts, keys, strict=True):
+            for t, k in zip(ts, ks, strict=True):
+                if k not in cached:
+                    missing[k] = t
+        if missing:
+            vectors = self._embedder.embed_passages(list(missing.values()))
+            self._store.put_embeddings(model, dict(zip(missing, vectors, strict=True)))
+        return [
+            IndexedChunk(chunk=c, tokens=self._tokenizer.tokenize(lexical_text(c)), vector_keys=ks)
+            for c, ks in zip(chunks, keys, strict=True)
+        ]

@@ -1,0 +1,76 @@
+"""Loader for plain ``.txt`` files, plus the reading helpers the Markdown loader shares.
+
+Plain text gets its encoding detected and its ``第1章``/``【...】`` structure turned into
+Markdown headings, so chunks of a plain-text rule book still carry a heading path.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import ClassVar
+
+from shirabe.encoding import EncodingError, decode_bytes
+from shirabe.loaders.protocol import LoadError
+from shirabe.plaintext import plain_text_to_markdown
+from shirabe.records import Document, Part
+
+logger = logging.getLogger(__name__)
+
+_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+class TextLoader:
+    """Plain text in any supported Japanese encoding, as one Markdown part."""
+
+    extensions: ClassVar[tuple[str, ...]] = (".txt",)
+
+    def load(self, path: Path) -> Document:
+        text = read_text(path)
+        markdown = plain_text_to_markdown(text)
+        warnings = [] if text.strip() else ["empty file"]
+        return Document(
+            path=str(path),
+            parts=[Part(markdown)],
+            title=first_heading(markdown),
+            warnings=warnings,
+        )
+
+
+def read_text(path: Path) -> str:
+    """The decoded text of ``path``; raises :class:`LoadError` with a user-facing reason."""
+    try:
+        data = path.read_bytes()
+    except PermissionError as exc:
+        raise LoadError(path, "permission denied") from exc
+    except FileNotFoundError as exc:
+        raise LoadError(path, "file not found") from exc
+    except IsADirectoryError as exc:
+        raise LoadError(path, "is a directory, not a file") from exc
+    except OSError as exc:
+        raise LoadError(path, f"cannot read file ({exc.strerror or exc})") from exc
+    try:
+        return decode_bytes(data, str(path))
+    except EncodingError as exc:
+        logger.debug("cannot decode %s: %s", path, exc.reason)
+        raise LoadError(path, exc.reason) from exc
+
+
+def first_heading(markdown: str, max_level: int = 6) -> str | None:
+    """The text of the first ATX heading of level ``max_level`` or above, outside code fences."""
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        marker = _FENCE.match(line)
+        if fence is not None:
+            if marker and marker[1][0] == fence[0] and len(marker[1]) >= len(fence):
+                fence = None
+            continue
+        if marker:
+            fence = marker[1]
+            continue
+        heading = _ATX_HEADING.match(line)
+        if heading and len(heading[1]) <= max_level:
+            return heading[2].strip()
+    return None

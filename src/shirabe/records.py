@@ -1,0 +1,199 @@
+"""Typed records passed between the layers: documents, chunks, hits, answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Locator = dict[str, str | int]
+"""Where inside a file a passage sits: ``{"page": 3}``, ``{"sheet": "売上", "row": 12}``, ..."""
+
+HEADING_SEPARATOR = " > "
+CITATION_SEPARATOR = " › "
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One addressable piece of a loaded file (the whole file, a page, a sheet, a slide).
+
+    ``text`` is Markdown: ``#`` headings, paragraphs separated by blank lines, pipe tables and
+    fenced code blocks. Chunks never cross parts, so every chunk carries exactly one locator.
+    """
+
+    text: str
+    locator: Locator = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A file turned into structured text by a loader."""
+
+    path: str
+    parts: list[Part]
+    title: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A retrievable passage with everything a citation needs."""
+
+    text: str
+    source: str
+    heading_path: tuple[str, ...] = ()
+    position: int = 0
+    start: int = 0
+    end: int = 0
+    locator: Locator = field(default_factory=dict)
+    is_summary: bool = False
+    metadata: dict[str, str] = field(default_factory=dict)
+    id: int | None = None
+
+    @property
+    def heading(self) -> str:
+        return HEADING_SEPARATOR.join(self.heading_path)
+
+    def with_id(self, chunk_id: int) -> Chunk:
+        return Chunk(
+            text=self.text,
+            source=self.source,
+            heading_path=self.heading_path,
+            position=self.position,
+            start=self.start,
+            end=self.end,
+            locator=self.locator,
+            is_summary=self.is_summary,
+            metadata=self.metadata,
+            id=chunk_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    """One retriever's verdict on one chunk."""
+
+    chunk_id: int
+    score: float
+
+
+@dataclass(slots=True)
+class Hit:
+    """A ranked chunk with the evidence behind its rank.
+
+    ``ranks`` and ``scores`` are keyed by retriever name (``"bm25"``, ``"dense"``); ``score`` is
+    the fused score that decided the final order.
+    """
+
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    scores: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def chunk_id(self) -> int:
+        assert self.chunk.id is not None
+        return self.chunk.id
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A numbered pointer from an answer back to the passage that supports it."""
+
+    number: int
+    source: str
+    heading_path: tuple[str, ...]
+    locator: Locator
+    chunk_id: int
+    text: str
+
+    def label(self, source_label: str | None = None) -> str:
+        """``file › heading path › p.3`` as shown to users."""
+        parts = [source_label or self.source]
+        if self.heading_path:
+            parts.append(HEADING_SEPARATOR.join(self.heading_path))
+        parts.extend(format_locator(self.locator))
+        return CITATION_SEPARATOR.join(parts)
+
+
+@dataclass(slots=True)
+class Answer:
+    """What ``ask`` returns: the text, its citations, and how it was reached."""
+
+    question: str
+    text: str
+    citations: list[Citation]
+    refused: bool
+    hits: list[Hit]
+    timings: dict[str, float] = field(default_factory=dict)
+    mode: str = "extractive"
+
+
+FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    outcome: FileOutcome
+    chunks: int = 0
+    reason: str | None = None
+
+
+@dataclass(slots=True)
+class IngestReport:
+    """Per-file outcomes of one ingest run, with counts per outcome."""
+
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, outcome: FileOutcome) -> int:
+        return sum(1 for f in self.files if f.outcome == outcome)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {o: self.count(o) for o in ("added", "updated", "removed", "unchanged", "failed")}
+
+    @property
+    def failures(self) -> list[FileResult]:
+        return [f for f in self.files if f.outcome == "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """A file known to the index."""
+
+    path: str
+    sha256: str
+    size: int
+    mtime: float
+    status: Literal["ok", "failed"]
+    error: str | None
+    chunks: int
+    ingested_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    files: int
+    chunks: int
+    failed: list[SourceInfo]
+    embedding_model: str | None
+    embedding_dim: int | None
+    index_bytes: int
+    last_ingest: dict[str, object] | None
+    home: str
+
+
+def format_locator(locator: Locator) -> list[str]:
+    """Human labels for a locator, in a fixed order: page, sheet, row, slide."""
+    labels: list[str] = []
+    if "page" in locator:
+        labels.append(f"p.{locator['page']}")
+    if "sheet" in locator:
+        labels.append(str(locator["sheet"]))
+    if "row" in locator:
+        labels.append(f"行{locator['row']}")
+    if "slide" in locator:
+        labels.append(f"スライド{locator['slide']}")
+    return labels

@@ -1,0 +1,72 @@
+"""Hybrid retrieval: several rankers fused into one list, optionally diversified with MMR."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+from shirabe.embedders.protocol import Embedder
+from shirabe.fusion import convex_fusion, mmr, reciprocal_rank_fusion
+from shirabe.passages import chunk_embedding_text, embedding_key
+from shirabe.query import Query
+from shirabe.records import Hit, ScoredId
+from shirabe.retrievers.hits import hits_for
+from shirabe.retrievers.protocol import Ranker
+from shirabe.stores.protocol import Store
+
+
+class HybridRetriever:
+    """Each ranker hands ``candidates`` ids to the fusion; the fused top ``k`` become hits."""
+
+    def __init__(
+        self,
+        store: Store,
+        rankers: Sequence[Ranker],
+        *,
+        fusion: Literal["rrf", "convex"] = "convex",
+        weights: Mapping[str, float] | None = None,
+        rrf_k: int = 60,
+        candidates: int = 100,
+        mmr_lambda: float | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._store = store
+        self._rankers = list(rankers)
+        self._fusion = fusion
+        self._weights = dict(weights or {})
+        self._rrf_k = rrf_k
+        self._candidates = candidates
+        self._mmr_lambda = mmr_lambda
+        self._embedder = embedder
+
+    def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
+        n = max(k, self._candidates)
+        return {r.name: r.rank(query, n) for r in self._rankers}
+
+    def fuse(self, rankings: Mapping[str, Sequence[ScoredId]]) -> list[tuple[int, float]]:
+        pairs = {
+            name: [(s.chunk_id, s.score) for s in ranking] for name, ranking in rankings.items()
+        }
+        if self._fusion == "rrf":
+            return reciprocal_rank_fusion(pairs, k=self._rrf_k, weights=self._weights)
+        return convex_fusion(pairs, weights=self._weights)
+
+    def retrieve(self, query: Query, k: int) -> list[Hit]:
+        rankings = self.rankings(query, k)
+        fused = self.fuse(rankings)
+        if self._mmr_lambda is None or self._embedder is None:
+            return hits_for(self._store, fused[:k], rankings)
+        pool = hits_for(self._store, fused[: max(3 * k, k)], rankings)
+        return self._diversify(pool, k)
+
+    def _diversify(self, pool: list[Hit], k: int) -> list[Hit]:
+        assert self._embedder is not None and self._mmr_lambda is not None
+        keys = [embedding_key(chunk_embedding_text(h.chunk)) for h in pool]
+        cached = self._store.get_embeddings(self._embedder.name, keys)
+        if len(cached) < len(set(keys)):
+            return pool[:k]
+        vectors = np.vstack([cached[key] for key in keys]).astype(np.float32)
+        order = mmr(vectors, [h.score for h in pool], lambda_=self._mmr_lambda, k=k)
+        return [pool[i] for i in order]

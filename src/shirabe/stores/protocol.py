@@ -1,0 +1,109 @@
+"""The store interface: the source of truth for files, chunks and vectors, and their search."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from shirabe.embedders.protocol import Vector
+from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restricts retrieval before ranking: a glob over source paths and exact metadata values."""
+
+    path_glob: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.path_glob or self.metadata)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """What the store keeps about a file, besides its chunks."""
+
+    path: str
+    sha256: str
+    size: int
+    mtime: float
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """A chunk ready for storage: its BM25 terms and the keys of its vectors.
+
+    ``vector_keys`` name rows of the embedding cache; the first is the chunk's own vector, the
+    rest (if any) are its sentences. A chunk is found by the best of its vectors.
+    """
+
+    chunk: Chunk
+    tokens: Sequence[str]
+    vector_keys: Sequence[str]
+
+
+class Store(Protocol):
+    """Everything the engine persists and searches.
+
+    Writes are atomic per file: after ``replace_source`` returns, the file's old chunks are gone
+    and the new ones are in, or (on a crash) nothing changed. Searches see whole files only.
+    """
+
+    def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
+        """Record (or check) the model and tokenizer; refuses to mix embedding models.
+
+        Returns True when the stored terms were made by another tokenizer, in which case the
+        caller must ``retokenize``.
+        """
+        ...
+
+    def retokenize(self, tokenize: Callable[[Chunk], Sequence[str]]) -> None:
+        """Recompute every chunk's terms and rebuild the lexical index."""
+        ...
+
+    def get_source(self, path: str) -> SourceInfo | None: ...
+
+    def list_sources(self, under: str | None = None) -> list[SourceInfo]: ...
+
+    def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None: ...
+
+    def record_failure(self, source: SourceRecord, reason: str) -> None:
+        """Note that a file failed; chunks indexed from an earlier version stay searchable."""
+        ...
+
+    def touch_source(self, source: SourceRecord) -> None:
+        """Update size/mtime of a file whose content is unchanged."""
+        ...
+
+    def remove_source(self, path: str) -> bool: ...
+
+    def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]: ...
+
+    def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None: ...
+
+    def refresh(self, *, wait: bool = True) -> None:
+        """Bring the search indexes up to date with the stored chunks.
+
+        With ``wait=False`` a reader that finds another process updating the index searches the
+        previous snapshot instead of blocking.
+        """
+        ...
+
+    def search_lexical(
+        self, tokens: Sequence[str], k: int, filters: Filters | None = None
+    ) -> list[ScoredId]: ...
+
+    def search_dense(
+        self, vector: Vector, k: int, filters: Filters | None = None
+    ) -> list[ScoredId]: ...
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]: ...
+
+    def record_ingest(self, report: IngestReport) -> None: ...
+
+    def status(self) -> IndexStatus: ...
+
+    def close(self) -> None: ...

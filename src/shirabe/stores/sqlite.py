@@ -1,0 +1,553 @@
+"""The embedded store: SQLite (WAL) as the source of truth plus derived on-disk segments."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
+from shirabe.errors import ModelMismatchError
+from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.stores.protocol import Filters, IndexedChunk, SourceRecord
+from shirabe.stores.segments import IdArray, SegmentDoc, SegmentIndex
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        error TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        ingested_at TEXT NOT NULL
+    );
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        heading_path TEXT NOT NULL,
+        start_offset INTEGER NOT NULL,
+        end_offset INTEGER NOT NULL,
+        locator TEXT NOT NULL DEFAULT '{}',
+        is_summary INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        tokens TEXT NOT NULL,
+        vector_keys TEXT NOT NULL
+    );
+    CREATE INDEX chunks_by_source ON chunks(source_id);
+    CREATE TABLE embeddings (
+        model TEXT NOT NULL,
+        key TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE ingests (
+        id INTEGER PRIMARY KEY,
+        finished_at TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        added INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        removed INTEGER NOT NULL,
+        unchanged INTEGER NOT NULL,
+        failed INTEGER NOT NULL
+    );
+    INSERT INTO meta (key, value) VALUES ('generation', '0');
+    """,
+)
+
+_BATCH = 500
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _source_info(row: sqlite3.Row) -> SourceInfo:
+    return SourceInfo(
+        path=row["path"],
+        sha256=row["sha256"],
+        size=row["size"],
+        mtime=row["mtime"],
+        status=row["status"],
+        error=row["error"],
+        chunks=row["chunks"],
+        ingested_at=row["ingested_at"],
+    )
+
+
+def _path_glob(glob: str) -> str:
+    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
+    return glob if glob.startswith(("/", "*")) else "*/" + glob
+
+
+class SQLiteStore:
+    """SQLite holds sources, chunks and the embedding cache; segments hold the search indexes.
+
+    Every write bumps a generation counter in the same transaction; the segment manifest records
+    the generation it reflects, so a stale index (after a crash, or while another process
+    ingests) is detected and brought up to date by diffing chunk ids.
+    """
+
+    def __init__(self, home: Path, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.home = home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db_path = home / "index.sqlite3"
+        self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
+        self._local = threading.local()
+        self._model: str | None = None
+        self._dim: int | None = None
+        self._migrate()
+
+    # connections
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that also bumps the generation counter."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent snapshot across several statements."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        conn = self._conn()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            log.info("applied schema migration %d", number)
+
+    def _meta(self, conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # identity
+
+    def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
+        conn = self._conn()
+        stored_model = self._meta(conn, "embedding_model")
+        stored_dim = self._meta(conn, "embedding_dim")
+        if stored_model is not None and stored_model != embedding_model:
+            raise ModelMismatchError(
+                f"the index in {self.home} was built with embedding model {stored_model!r}, "
+                f"not {embedding_model!r}; use another --index directory or the same model"
+            )
+        if stored_dim is not None and int(stored_dim) != embedding_dim:
+            raise ModelMismatchError(
+                f"the index in {self.home} holds {stored_dim}-dimensional vectors, "
+                f"the embedder makes {embedding_dim}"
+            )
+        stored_tokenizer = self._meta(conn, "tokenizer")
+        with self._write() as w:
+            w.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_model', ?)",
+                (embedding_model,),
+            )
+            w.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_dim', ?)",
+                (str(embedding_dim),),
+            )
+            w.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,)
+            )
+        self._model, self._dim = embedding_model, embedding_dim
+        if stored_tokenizer is not None and stored_tokenizer != tokenizer:
+            log.warning("tokenizer changed (%s → %s)", stored_tokenizer, tokenizer)
+            return True
+        return False
+
+    def retokenize(self, tokenize: Callable[[Chunk], Sequence[str]]) -> None:
+        conn = self._conn()
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        for i in range(0, len(ids), _BATCH):
+            batch = ids[i : i + _BATCH]
+            chunks = self.get_chunks(batch)
+            with self._write() as w:
+                w.executemany(
+                    "UPDATE chunks SET tokens = ? WHERE id = ?",
+                    [(" ".join(tokenize(chunks[cid])), cid) for cid in batch],
+                )
+        self.segments.clear()
+        self.refresh()
+
+    # sources
+
+    _SOURCE_SELECT = (
+        "SELECT s.*, (SELECT COUNT(*) FROM chunks c WHERE c.source_id = s.id) AS chunks "
+        "FROM sources s"
+    )
+
+    def get_source(self, path: str) -> SourceInfo | None:
+        row = self._conn().execute(self._SOURCE_SELECT + " WHERE s.path = ?", (path,)).fetchone()
+        return None if row is None else _source_info(row)
+
+    def list_sources(self, under: str | None = None) -> list[SourceInfo]:
+        conn = self._conn()
+        if under is None:
+            rows = conn.execute(self._SOURCE_SELECT + " ORDER BY s.path").fetchall()
+        else:
+            prefix = under.rstrip("/") + "/"
+            rows = conn.execute(
+                self._SOURCE_SELECT
+                + " WHERE s.path = ? OR substr(s.path, 1, ?) = ? ORDER BY s.path",
+                (under, len(prefix), prefix),
+            ).fetchall()
+        return [_source_info(r) for r in rows]
+
+    def _upsert_source(
+        self, conn: sqlite3.Connection, source: SourceRecord, status: str, error: str | None
+    ) -> int:
+        conn.execute(
+            """
+            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
+                mtime = excluded.mtime, status = excluded.status, error = excluded.error,
+                metadata = excluded.metadata, ingested_at = excluded.ingested_at
+            """,
+            (
+                source.path,
+                source.sha256,
+                source.size,
+                source.mtime,
+                status,
+                error,
+                json.dumps(dict(source.metadata), ensure_ascii=False),
+                _now(),
+            ),
+        )
+        row = conn.execute("SELECT id FROM sources WHERE path = ?", (source.path,)).fetchone()
+        return int(row[0])
+
+    def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
+        with self._write() as conn:
+            source_id = self._upsert_source(conn, source, "ok", None)
+            conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+            conn.executemany(
+                """
+                INSERT INTO chunks (source_id, position, text, heading_path, start_offset,
+                    end_offset, locator, is_summary, metadata, tokens, vector_keys)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    (
+                        source_id,
+                        ic.chunk.position,
+                        ic.chunk.text,
+                        json.dumps(list(ic.chunk.heading_path), ensure_ascii=False),
+                        ic.chunk.start,
+                        ic.chunk.end,
+                        json.dumps(ic.chunk.locator, ensure_ascii=False),
+                        int(ic.chunk.is_summary),
+                        json.dumps(ic.chunk.metadata, ensure_ascii=False),
+                        " ".join(ic.tokens),
+                        json.dumps(list(ic.vector_keys)),
+                    )
+                    for ic in chunks
+                ],
+            )
+
+    def record_failure(self, source: SourceRecord, reason: str) -> None:
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT sha256, size, mtime FROM sources WHERE path = ?", (source.path,)
+            ).fetchone()
+            if row is None:
+                self._upsert_source(conn, source, "failed", reason)
+            else:
+                conn.execute(
+                    "UPDATE sources SET status = 'failed', error = ?, ingested_at = ? "
+                    "WHERE path = ?",
+                    (reason, _now(), source.path),
+                )
+
+    def touch_source(self, source: SourceRecord) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE sources SET size = ?, mtime = ? WHERE path = ?",
+                (source.size, source.mtime, source.path),
+            )
+
+    def remove_source(self, path: str) -> bool:
+        with self._write() as conn:
+            cur = conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+            return cur.rowcount > 0
+
+    # embedding cache
+
+    def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
+        conn = self._conn()
+        found: dict[str, Vector] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for key, blob in conn.execute(
+                f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})",
+                (model, *batch),
+            ):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
+                [
+                    (model, key, np.asarray(vec, dtype=np.float32).tobytes())
+                    for key, vec in vectors.items()
+                ],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # derived indexes
+
+    @contextlib.contextmanager
+    def _index_lock(self, *, wait: bool) -> Iterator[bool]:
+        lock_path = self.home / "index.lock"
+        with lock_path.open("a") as fh:
+            flags = fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB)
+            try:
+                fcntl.flock(fh.fileno(), flags)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def generation(self) -> int:
+        value = self._meta(self._conn(), "generation")
+        return int(value or 0)
+
+    def is_stale(self) -> bool:
+        return self.segments.generation != self.generation()
+
+    def refresh(self, *, wait: bool = True) -> None:
+        if not self.is_stale():
+            return
+        with self._index_lock(wait=wait) as locked:
+            if not locked:
+                log.info("another process is updating the index; searching the previous one")
+                return
+            if not self.is_stale():
+                return
+            self._reconcile()
+
+    def _reconcile(self) -> None:
+        started = time.perf_counter()
+        model, dim = self._model, self._dim
+        if model is None or dim is None:
+            conn = self._conn()
+            model = self._meta(conn, "embedding_model")
+            stored_dim = self._meta(conn, "embedding_dim")
+            if model is None or stored_dim is None:
+                return
+            dim = int(stored_dim)
+        with self._read() as conn:
+            generation = int(self._meta(conn, "generation") or 0)
+            live = np.fromiter(
+                (r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")), dtype=np.int64
+            )
+            indexed = self.segments.indexed_ids()
+            to_add = np.setdiff1d(live, indexed)
+            to_remove = np.setdiff1d(indexed, live)
+            docs = list(self._segment_docs(conn, to_add, model, dim))
+        self.segments.apply(generation=generation, dim=dim, add=docs, remove=to_remove)
+        log.info(
+            "index refreshed to generation %d: +%d −%d chunks in %.2fs",
+            generation,
+            len(to_add),
+            len(to_remove),
+            time.perf_counter() - started,
+        )
+
+    def _segment_docs(
+        self, conn: sqlite3.Connection, ids: IdArray, model: str, dim: int
+    ) -> Iterator[SegmentDoc]:
+        id_list = [int(i) for i in ids]
+        for i in range(0, len(id_list), _BATCH):
+            batch = id_list[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = conn.execute(
+                f"SELECT id, tokens, vector_keys FROM chunks WHERE id IN ({marks})", batch
+            ).fetchall()
+            keys = [json.loads(r["vector_keys"]) for r in rows]
+            wanted = [k for ks in keys for k in ks]
+            vectors = self.get_embeddings(model, wanted)
+            for row, ks in zip(rows, keys, strict=True):
+                vecs = [vectors[k] for k in ks if k in vectors]
+                if len(vecs) < len(ks):
+                    log.warning("chunk %d is missing %d vectors", row["id"], len(ks) - len(vecs))
+                yield SegmentDoc(
+                    chunk_id=int(row["id"]),
+                    tokens=row["tokens"].split(),
+                    vectors=np.vstack(vecs) if vecs else np.zeros((0, dim), dtype=np.float32),
+                )
+
+    # retrieval
+
+    def _allowed(self, filters: Filters | None) -> IdArray | None:
+        if not filters:
+            return None
+        clauses: list[str] = []
+        params: list[str] = []
+        if filters.path_glob:
+            clauses.append("(s.path GLOB ? OR s.path GLOB ?)")
+            params.extend([filters.path_glob, _path_glob(filters.path_glob)])
+        for key, value in filters.metadata.items():
+            clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
+            params.extend([f"$.{key}", value, f"$.{key}", value])
+        rows = self._conn().execute(
+            "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
+            + " AND ".join(clauses),
+            params,
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def search_lexical(
+        self, tokens: Sequence[str], k: int, filters: Filters | None = None
+    ) -> list[ScoredId]:
+        return self.segments.search_lexical(tokens, k, self._allowed(filters))
+
+    def search_dense(
+        self, vector: Vector, k: int, filters: Filters | None = None
+    ) -> list[ScoredId]:
+        return self.segments.search_dense(vector, k, self._allowed(filters))
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
+        conn = self._conn()
+        out: dict[int, Chunk] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for r in conn.execute(
+                f"""
+                SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id
+                WHERE c.id IN ({marks})
+                """,
+                batch,
+            ):
+                out[int(r["id"])] = Chunk(
+                    text=r["text"],
+                    source=r["path"],
+                    heading_path=tuple(json.loads(r["heading_path"])),
+                    position=r["position"],
+                    start=r["start_offset"],
+                    end=r["end_offset"],
+                    locator=json.loads(r["locator"]),
+                    is_summary=bool(r["is_summary"]),
+                    metadata=json.loads(r["metadata"]),
+                    id=int(r["id"]),
+                )
+        return out
+
+    # bookkeeping
+
+    def record_ingest(self, report: IngestReport) -> None:
+        counts = report.counts
+        conn = self._conn()
+        conn.execute(
+            """
+            INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged, failed)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
+            (
+                _now(),
+                report.seconds,
+                counts["added"],
+                counts["updated"],
+                counts["removed"],
+                counts["unchanged"],
+                counts["failed"],
+            ),
+        )
+
+    def status(self) -> IndexStatus:
+        conn = self._conn()
+        files = conn.execute("SELECT COUNT(*) FROM sources WHERE status = 'ok'").fetchone()[0]
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        failed = [
+            _source_info(r)
+            for r in conn.execute(
+                self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
+            )
+        ]
+        last = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+        dim = self._meta(conn, "embedding_dim")
+        size = sum(p.stat().st_size for p in self.home.rglob("*") if p.is_file())
+        return IndexStatus(
+            files=files,
+            chunks=chunks,
+            failed=failed,
+            embedding_model=self._meta(conn, "embedding_model"),
+            embedding_dim=None if dim is None else int(dim),
+            index_bytes=size,
+            last_ingest=None if last is None else dict(zip(last.keys(), tuple(last), strict=True)),
+            home=str(self.home),
+        )
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
