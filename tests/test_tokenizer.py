@@ -172,17 +172,15 @@ def test_cjk_bigrams(text: str, expected: list[str]) -> None:
     assert cjk_bigrams(text) == expected
 
 
-def test_bigrams_never_collide_with_words(with_bigrams: SudachiTokenizer) -> None:
-    tokens = with_bigrams.tokenize("詰め替え用には何mL入っていますか。東京都に住んでいます。")
-    grams = [token for token in tokens if token.startswith("~")]
+def test_bigrams_never_collide_with_words(
+    words: SudachiTokenizer, with_bigrams: SudachiTokenizer
+) -> None:
+    text = "詰め替え用には何mL入っていますか。東京都に住んでいます。"
+    word_tokens = words.tokenize(text)
+    grams = with_bigrams.tokenize(text)[len(word_tokens) :]
     assert grams
-    assert all(len(token) == 3 for token in grams)
-    assert all(
-        not token.startswith("~")
-        for token in SudachiTokenizer(bigrams=False).tokenize(
-            "詰め替え用には何mL入っていますか。東京都に住んでいます。"
-        )
-    )
+    assert all(gram.startswith("~") and len(gram) == 3 for gram in grams)
+    assert not any(token.startswith("~") for token in word_tokens)
 
 
 SENTENCES = [

@@ -14,7 +14,7 @@ from shirabe.embedders.protocol import Embedder
 from shirabe.generators.factory import make_generator
 from shirabe.generators.protocol import Generator
 from shirabe.ingest import Ingestor, Progress, source_path
-from shirabe.passages import lexical_text
+from shirabe.passages import chunk_terms
 from shirabe.query import Query
 from shirabe.records import Answer, Hit, IndexStatus, IngestReport
 from shirabe.retrievers.factory import make_retriever
@@ -97,7 +97,7 @@ class Shirabe:
                 tokenizer=self.tokenizer.signature,
             )
             if changed:
-                store.retokenize(lambda chunk: self.tokenizer.tokenize(lexical_text(chunk)))
+                store.retokenize(lambda chunk: chunk_terms(chunk, self.tokenizer.tokenize))
             self._bound = True
         return store
 
@@ -113,6 +113,7 @@ class Shirabe:
             embedder=self.embedder,
             sentence_vectors=self.settings.sentence_vectors,
             max_file_bytes=self.settings.max_file_bytes,
+            refresh_every_files=self.settings.refresh_every_files,
         )
         return ingestor.run([Path(p) for p in paths], progress)
 

@@ -94,3 +94,36 @@ def mmr(
         chosen.append(best)
         remaining.remove(best)
     return chosen
+
+
+def zscore_fusion(
+    rankings: Mapping[str, Ranking],
+    *,
+    weights: Mapping[str, float] | None = None,
+) -> list[tuple[int, float]]:
+    """Weighted mean of per-list z-scores; an id a retriever did not return gets its lowest z.
+
+    Standardising each list by its own mean and spread puts BM25 and cosine scores on one
+    scale without letting a single outlier (the list's maximum or minimum) set that scale.
+    """
+    fused: dict[int, float] = {}
+    total = 0.0
+    floors: list[tuple[float, dict[int, float]]] = []
+    for name, ranking in rankings.items():
+        w = 1.0 if weights is None else weights.get(name, 1.0)
+        if w == 0 or not ranking:
+            continue
+        scores = np.asarray([s for _, s in ranking], dtype=np.float64)
+        spread = float(scores.std())
+        z = (scores - scores.mean()) / spread if spread > 1e-12 else np.zeros_like(scores)
+        total += w
+        table = {cid: w * float(v) for (cid, _), v in zip(ranking, z, strict=True)}
+        floors.append((w * float(z.min()), table))
+        for cid in table:
+            fused.setdefault(cid, 0.0)
+    for floor, table in floors:
+        for cid in fused:
+            fused[cid] += table.get(cid, floor)
+    if total > 0:
+        fused = {cid: s / total for cid, s in fused.items()}
+    return sorted(fused.items(), key=lambda item: (-item[1], item[0]))

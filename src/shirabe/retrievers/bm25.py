@@ -1,21 +1,23 @@
-"""The lexical signal: BM25 over Japanese morphological tokens."""
+"""The lexical signal: BM25 over Japanese morphological tokens, per chunk or per sentence."""
 
 from __future__ import annotations
 
 from shirabe.query import Query
 from shirabe.records import Hit, ScoredId
 from shirabe.retrievers.hits import hits_for
-from shirabe.stores.protocol import Store
+from shirabe.stores.protocol import Level, Store
 
 
 class BM25Retriever:
-    name = "bm25"
+    """``level="sentence"`` scores a chunk by its best-matching sentence."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, level: Level = "chunk") -> None:
         self._store = store
+        self._level: Level = level
+        self.name = "bm25" if level == "chunk" else "bm25_sentence"
 
     def rank(self, query: Query, k: int) -> list[ScoredId]:
-        return self._store.search_lexical(query.tokens, k, query.filters)
+        return self._store.search_lexical(query.tokens, k, query.filters, level=self._level)
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         ranked = self.rank(query, k)

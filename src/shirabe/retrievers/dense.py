@@ -1,21 +1,23 @@
-"""The semantic signal: cosine similarity of embeddings (a chunk scores its best vector)."""
+"""The semantic signal: cosine similarity of embeddings, per chunk or per sentence."""
 
 from __future__ import annotations
 
 from shirabe.query import Query
 from shirabe.records import Hit, ScoredId
 from shirabe.retrievers.hits import hits_for
-from shirabe.stores.protocol import Store
+from shirabe.stores.protocol import Level, Store
 
 
 class DenseRetriever:
-    name = "dense"
+    """``level="sentence"`` scores a chunk by its most similar sentence."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, level: Level = "chunk") -> None:
         self._store = store
+        self._level: Level = level
+        self.name = "dense" if level == "chunk" else "dense_sentence"
 
     def rank(self, query: Query, k: int) -> list[ScoredId]:
-        return self._store.search_dense(query.vector, k, query.filters)
+        return self._store.search_dense(query.vector, k, query.filters, level=self._level)
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         ranked = self.rank(query, k)

@@ -16,11 +16,23 @@ def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retr
         return BM25Retriever(store)
     if settings.retriever == "dense":
         return DenseRetriever(store)
+    rankers: list[BM25Retriever | DenseRetriever] = [
+        BM25Retriever(store),
+        BM25Retriever(store, level="sentence"),
+        DenseRetriever(store),
+        DenseRetriever(store, level="sentence"),
+    ]
+    weights = {
+        "bm25": settings.bm25_weight,
+        "bm25_sentence": settings.bm25_sentence_weight,
+        "dense": settings.dense_weight,
+        "dense_sentence": settings.dense_sentence_weight,
+    }
     return HybridRetriever(
         store,
-        [BM25Retriever(store), DenseRetriever(store)],
+        [r for r in rankers if weights[r.name] > 0],
         fusion=settings.fusion,
-        weights={"bm25": settings.bm25_weight, "dense": settings.dense_weight},
+        weights=weights,
         rrf_k=settings.rrf_k,
         candidates=settings.candidates,
         mmr_lambda=settings.mmr_lambda,

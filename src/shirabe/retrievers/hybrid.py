@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from shirabe.embedders.protocol import Embedder
-from shirabe.fusion import convex_fusion, mmr, reciprocal_rank_fusion
+from shirabe.fusion import convex_fusion, mmr, reciprocal_rank_fusion, zscore_fusion
 from shirabe.passages import chunk_embedding_text, embedding_key
 from shirabe.query import Query
 from shirabe.records import Hit, ScoredId
@@ -25,7 +25,7 @@ class HybridRetriever:
         store: Store,
         rankers: Sequence[Ranker],
         *,
-        fusion: Literal["rrf", "convex"] = "convex",
+        fusion: Literal["rrf", "convex", "zscore"] = "zscore",
         weights: Mapping[str, float] | None = None,
         rrf_k: int = 60,
         candidates: int = 100,
@@ -51,7 +51,9 @@ class HybridRetriever:
         }
         if self._fusion == "rrf":
             return reciprocal_rank_fusion(pairs, k=self._rrf_k, weights=self._weights)
-        return convex_fusion(pairs, weights=self._weights)
+        if self._fusion == "convex":
+            return convex_fusion(pairs, weights=self._weights)
+        return zscore_fusion(pairs, weights=self._weights)
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         rankings = self.rankings(query, k)

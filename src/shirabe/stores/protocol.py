@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+
+Level = Literal["chunk", "sentence"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,12 +39,13 @@ class IndexedChunk:
     """A chunk ready for storage: its BM25 terms and the keys of its vectors.
 
     ``vector_keys`` name rows of the embedding cache; the first is the chunk's own vector, the
-    rest (if any) are its sentences. A chunk is found by the best of its vectors.
+    rest (if any) are its sentences, in the order of ``sentence_tokens``.
     """
 
     chunk: Chunk
     tokens: Sequence[str]
     vector_keys: Sequence[str]
+    sentence_tokens: Sequence[Sequence[str]] = ()
 
 
 class Store(Protocol):
@@ -60,7 +63,9 @@ class Store(Protocol):
         """
         ...
 
-    def retokenize(self, tokenize: Callable[[Chunk], Sequence[str]]) -> None:
+    def retokenize(
+        self, terms: Callable[[Chunk], tuple[Sequence[str], Sequence[Sequence[str]]]]
+    ) -> None:
         """Recompute every chunk's terms and rebuild the lexical index."""
         ...
 
@@ -93,12 +98,21 @@ class Store(Protocol):
         ...
 
     def search_lexical(
-        self, tokens: Sequence[str], k: int, filters: Filters | None = None
-    ) -> list[ScoredId]: ...
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+    ) -> list[ScoredId]:
+        """BM25 over chunks, or over sentences with each chunk scored by its best sentence."""
+        ...
 
     def search_dense(
-        self, vector: Vector, k: int, filters: Filters | None = None
-    ) -> list[ScoredId]: ...
+        self, vector: Vector, k: int, filters: Filters | None = None, *, level: Level = "chunk"
+    ) -> list[ScoredId]:
+        """Cosine over chunk vectors, or over sentence vectors (best sentence per chunk)."""
+        ...
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]: ...
 

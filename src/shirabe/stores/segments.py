@@ -6,8 +6,10 @@ replaced atomically, so a reader sees either the old or the new index, never a m
 file writes one small segment plus tombstones instead of rewriting everything; small segments
 are merged as they accumulate, as in Lucene.
 
-Terms are stored as 64-bit hashes (sorted, searched with ``searchsorted``), so no vocabulary has
-to be loaded. All arrays are plain ``.npy`` files opened with ``mmap``.
+Each chunk is indexed at two levels: the chunk as a whole, and its sentences (a chunk then
+scores by its best sentence). A chunk without separate sentences is its own single sentence.
+Terms are stored as 64-bit hashes, sorted and searched with ``searchsorted``, so no vocabulary
+has to be loaded. All arrays are plain ``.npy`` files opened with ``mmap``.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ import logging
 import os
 import shutil
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,12 +34,13 @@ from shirabe.scoring import bm25_weights, idf
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2
 MANIFEST = "manifest.json"
 MAX_SEGMENTS = 8
 COMPACT_TOMBSTONE_RATIO = 0.3
 
 IdArray = NDArray[np.int64]
+Level = Literal["chunk", "sentence"]
 
 
 def term_hash(token: str) -> int:
@@ -46,156 +50,267 @@ def term_hash(token: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class SegmentDoc:
-    """What a segment needs of one chunk."""
+    """What a segment needs of one chunk: its terms and vector, and those of its sentences."""
 
     chunk_id: int
     tokens: Sequence[str]
-    vectors: NDArray[np.float32]
+    vector: NDArray[np.float32]
+    sentence_tokens: Sequence[Sequence[str]] = ()
+    sentence_vectors: NDArray[np.float32] | None = None
+
+
+@dataclass(slots=True)
+class Postings:
+    """An inverted index over rows: for each term hash, the rows holding it and how often."""
+
+    terms: NDArray[np.uint64]
+    term_ptr: NDArray[np.int64]
+    rows: NDArray[np.int32]
+    tfs: NDArray[np.float32]
+    lengths: NDArray[np.int32]
+
+    FIELDS = ("terms", "term_ptr", "rows", "tfs", "lengths")
+
+    @classmethod
+    def build(cls, token_rows: Sequence[Sequence[str]]) -> Postings:
+        cache: dict[str, int] = {}
+        hashes: list[int] = []
+        rows: list[int] = []
+        tfs: list[int] = []
+        for row, tokens in enumerate(token_rows):
+            for token, tf in Counter(tokens).items():
+                h = cache.get(token)
+                if h is None:
+                    h = cache[token] = term_hash(token)
+                hashes.append(h)
+                rows.append(row)
+                tfs.append(tf)
+        return cls.from_triples(
+            np.asarray(hashes, dtype=np.uint64),
+            np.asarray(rows, dtype=np.int64),
+            np.asarray(tfs, dtype=np.float32),
+            np.asarray([len(t) for t in token_rows], dtype=np.int32),
+        )
+
+    @classmethod
+    def from_triples(
+        cls,
+        hashes: NDArray[np.uint64],
+        rows: NDArray[np.int64],
+        tfs: NDArray[np.float32],
+        lengths: NDArray[np.int32],
+    ) -> Postings:
+        order = np.lexsort((rows, hashes)) if len(hashes) else np.zeros(0, dtype=np.int64)
+        sorted_hashes = hashes[order]
+        terms, starts = np.unique(sorted_hashes, return_index=True)
+        return cls(
+            terms=terms.astype(np.uint64),
+            term_ptr=np.append(starts, len(sorted_hashes)).astype(np.int64),
+            rows=rows[order].astype(np.int32),
+            tfs=tfs[order].astype(np.float32),
+            lengths=lengths.astype(np.int32),
+        )
+
+    def triples(self) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.float32]]:
+        """(term hash, row, tf) for every posting."""
+        per_term = np.diff(self.term_ptr)
+        return (
+            np.repeat(np.asarray(self.terms), per_term),
+            np.asarray(self.rows, dtype=np.int64),
+            np.asarray(self.tfs),
+        )
+
+    def lookup(self, hashes: NDArray[np.uint64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """Posting ranges ``[lo, hi)`` for each hash (empty where absent)."""
+        n = len(self.terms)
+        if n == 0:
+            zero = np.zeros(len(hashes), dtype=np.int64)
+            return zero, zero
+        pos = np.searchsorted(self.terms, hashes)
+        clipped = np.minimum(pos, n - 1)
+        found = (pos < n) & (np.asarray(self.terms)[clipped] == hashes)
+        ptr = np.asarray(self.term_ptr)
+        lo = np.where(found, ptr[clipped], 0)
+        hi = np.where(found, ptr[clipped + 1], 0)
+        return lo, hi
+
+    def score(
+        self,
+        lo: NDArray[np.int64],
+        hi: NDArray[np.int64],
+        term_idf: NDArray[np.float64],
+        *,
+        avg_len: float,
+        k1: float,
+        b: float,
+    ) -> NDArray[np.float64]:
+        """BM25 of every row for the looked-up terms."""
+        n = len(self.lengths)
+        scores = np.zeros(n, dtype=np.float64)
+        lengths = np.asarray(self.lengths)
+        for j in np.flatnonzero(hi > lo):
+            rows = np.asarray(self.rows[lo[j] : hi[j]])
+            w = term_idf[j] * bm25_weights(
+                self.tfs[lo[j] : hi[j]], lengths[rows], avg_len=avg_len, k1=k1, b=b
+            )
+            scores += np.bincount(rows, weights=w, minlength=n)
+        return scores
 
 
 @dataclass(slots=True)
 class Segment:
-    """One immutable batch of chunks: postings grouped by term, vectors grouped by chunk."""
+    """One immutable batch of chunks, indexed at chunk and at sentence level."""
 
     chunk_ids: IdArray
-    doc_len: NDArray[np.int32]
-    terms: NDArray[np.uint64]
-    term_ptr: NDArray[np.int64]
-    post_doc: NDArray[np.int32]
-    post_tf: NDArray[np.float32]
-    vec_ptr: NDArray[np.int64]
-    vectors: NDArray[np.float32]
-
-    ARRAYS = (
-        "chunk_ids",
-        "doc_len",
-        "terms",
-        "term_ptr",
-        "post_doc",
-        "post_tf",
-        "vec_ptr",
-        "vectors",
-    )
+    chunk_postings: Postings
+    chunk_vectors: NDArray[np.float32]
+    sent_ptr: NDArray[np.int64]
+    sent_postings: Postings
+    sent_vectors: NDArray[np.float32]
 
     @property
     def size(self) -> int:
         return len(self.chunk_ids)
 
+    def postings(self, level: Level) -> Postings:
+        return self.chunk_postings if level == "chunk" else self.sent_postings
+
+    def vectors(self, level: Level) -> NDArray[np.float32]:
+        return self.chunk_vectors if level == "chunk" else self.sent_vectors
+
+    def to_chunks(self, level: Level, row_scores: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Row scores → chunk scores (a chunk scores by its best sentence)."""
+        if level == "chunk":
+            return row_scores
+        return np.maximum.reduceat(row_scores, np.asarray(self.sent_ptr[:-1]))
+
     def save(self, directory: Path) -> None:
         tmp = directory.with_name(directory.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        for name in self.ARRAYS:
-            np.save(tmp / f"{name}.npy", getattr(self, name), allow_pickle=False)
+        arrays: dict[str, NDArray[np.generic]] = {
+            "chunk_ids": self.chunk_ids,
+            "chunk_vectors": self.chunk_vectors,
+            "sent_ptr": self.sent_ptr,
+            "sent_vectors": self.sent_vectors,
+        }
+        for prefix, postings in (("chunk", self.chunk_postings), ("sent", self.sent_postings)):
+            for name in Postings.FIELDS:
+                arrays[f"{prefix}_{name}"] = getattr(postings, name)
+        for name, array in arrays.items():
+            np.save(tmp / f"{name}.npy", array, allow_pickle=False)
         tmp.rename(directory)
 
     @classmethod
     def load(cls, directory: Path) -> Segment:
-        arrays = {
-            name: np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            for name in cls.ARRAYS
-        }
-        return cls(**arrays)
+        def arr(name: str) -> Any:
+            return np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+
+        def postings(prefix: str) -> Postings:
+            return Postings(**{name: arr(f"{prefix}_{name}") for name in Postings.FIELDS})
+
+        return cls(
+            chunk_ids=arr("chunk_ids"),
+            chunk_postings=postings("chunk"),
+            chunk_vectors=arr("chunk_vectors"),
+            sent_ptr=arr("sent_ptr"),
+            sent_postings=postings("sent"),
+            sent_vectors=arr("sent_vectors"),
+        )
 
 
-def build_segment(docs: Iterable[SegmentDoc], dim: int) -> Segment:
-    """Index a batch of chunks. Documents are stored in ascending chunk id order."""
+def build_segment(docs: Sequence[SegmentDoc], dim: int) -> Segment:
+    """Index a batch of chunks, stored in ascending chunk id order."""
     ordered = sorted(docs, key=lambda d: d.chunk_id)
-    hashes: dict[str, int] = {}
-    post_terms: list[int] = []
-    post_docs: list[int] = []
-    post_tfs: list[int] = []
-    lengths: list[int] = []
-    vec_counts: list[int] = []
-    vec_blocks: list[NDArray[np.float32]] = []
-    for local, doc in enumerate(ordered):
-        counts = Counter(doc.tokens)
-        lengths.append(len(doc.tokens))
-        for token, tf in counts.items():
-            h = hashes.get(token)
-            if h is None:
-                h = hashes[token] = term_hash(token)
-            post_terms.append(h)
-            post_docs.append(local)
-            post_tfs.append(tf)
-        vecs = np.asarray(doc.vectors, dtype=np.float32).reshape(-1, dim)
-        vec_counts.append(len(vecs))
-        vec_blocks.append(vecs)
-    term_arr = np.asarray(post_terms, dtype=np.uint64)
-    order = np.argsort(term_arr, kind="stable")
-    sorted_terms = term_arr[order]
-    terms, starts = np.unique(sorted_terms, return_index=True)
-    term_ptr = np.append(starts, len(sorted_terms)).astype(np.int64)
-    vec_ptr = np.zeros(len(ordered) + 1, dtype=np.int64)
-    np.cumsum(vec_counts, out=vec_ptr[1:])
+    sent_tokens: list[Sequence[str]] = []
+    sent_vecs: list[NDArray[np.float32]] = []
+    counts: list[int] = []
+    for doc in ordered:
+        own = doc.sentence_vectors
+        if doc.sentence_tokens and own is not None and len(own) == len(doc.sentence_tokens):
+            sent_tokens.extend(doc.sentence_tokens)
+            sent_vecs.append(np.asarray(own, dtype=np.float32).reshape(-1, dim))
+            counts.append(len(doc.sentence_tokens))
+        else:
+            sent_tokens.append(doc.tokens)
+            sent_vecs.append(np.asarray(doc.vector, dtype=np.float32).reshape(1, dim))
+            counts.append(1)
+    sent_ptr = np.zeros(len(ordered) + 1, dtype=np.int64)
+    np.cumsum(counts, out=sent_ptr[1:])
+
+    def stack(blocks: list[NDArray[np.float32]]) -> NDArray[np.float32]:
+        return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), np.float32)
+
     return Segment(
         chunk_ids=np.asarray([d.chunk_id for d in ordered], dtype=np.int64),
-        doc_len=np.asarray(lengths, dtype=np.int32),
-        terms=terms.astype(np.uint64),
-        term_ptr=term_ptr,
-        post_doc=np.asarray(post_docs, dtype=np.int32)[order],
-        post_tf=np.asarray(post_tfs, dtype=np.float32)[order],
-        vec_ptr=vec_ptr,
-        vectors=(
-            np.vstack(vec_blocks).astype(np.float32)
-            if vec_blocks
-            else np.zeros((0, dim), dtype=np.float32)
-        ),
+        chunk_postings=Postings.build([d.tokens for d in ordered]),
+        chunk_vectors=stack([np.asarray(d.vector, np.float32).reshape(1, dim) for d in ordered]),
+        sent_ptr=sent_ptr,
+        sent_postings=Postings.build(sent_tokens),
+        sent_vectors=stack(sent_vecs),
+    )
+
+
+def _merge_postings(parts: Sequence[tuple[Postings, NDArray[np.bool_]]]) -> Postings:
+    """Concatenate postings of several row sets, keeping only the rows marked alive."""
+    hashes: list[NDArray[np.uint64]] = []
+    rows: list[NDArray[np.int64]] = []
+    tfs: list[NDArray[np.float32]] = []
+    lengths: list[NDArray[np.int32]] = []
+    offset = 0
+    for postings, alive in parts:
+        new_row = np.cumsum(alive) - 1 + offset
+        h, r, t = postings.triples()
+        keep = alive[r]
+        hashes.append(h[keep])
+        rows.append(new_row[r[keep]])
+        tfs.append(t[keep])
+        lengths.append(np.asarray(postings.lengths)[alive])
+        offset += int(alive.sum())
+    return Postings.from_triples(
+        np.concatenate(hashes) if hashes else np.zeros(0, np.uint64),
+        np.concatenate(rows) if rows else np.zeros(0, np.int64),
+        np.concatenate(tfs) if tfs else np.zeros(0, np.float32),
+        np.concatenate(lengths) if lengths else np.zeros(0, np.int32),
     )
 
 
 def merge_segments(segments: Sequence[Segment], dead: IdArray, dim: int) -> Segment:
-    """Concatenate segments, dropping the chunks listed in ``dead``; no re-tokenising."""
-    keep_ids: list[IdArray] = []
-    lens: list[NDArray[np.int32]] = []
-    trip_terms: list[NDArray[np.uint64]] = []
-    trip_docs: list[NDArray[np.int64]] = []
-    trip_tfs: list[NDArray[np.float32]] = []
-    vec_counts: list[NDArray[np.int64]] = []
-    vec_blocks: list[NDArray[np.float32]] = []
-    offset = 0
-    for seg in segments:
-        alive = ~np.isin(seg.chunk_ids, dead)
-        new_local = np.cumsum(alive) - 1 + offset
-        keep_ids.append(np.asarray(seg.chunk_ids)[alive])
-        lens.append(np.asarray(seg.doc_len)[alive])
-        per_term = np.diff(seg.term_ptr)
-        term_of_post = np.repeat(np.asarray(seg.terms), per_term)
-        post_alive = alive[seg.post_doc]
-        trip_terms.append(term_of_post[post_alive])
-        trip_docs.append(new_local[np.asarray(seg.post_doc)[post_alive]])
-        trip_tfs.append(np.asarray(seg.post_tf)[post_alive])
-        counts = np.diff(seg.vec_ptr)
-        vec_counts.append(counts[alive])
-        row_alive = np.repeat(alive, counts)
-        vec_blocks.append(np.asarray(seg.vectors)[row_alive])
-        offset += int(alive.sum())
-    chunk_ids = np.concatenate(keep_ids) if keep_ids else np.zeros(0, dtype=np.int64)
-    order_docs = np.argsort(chunk_ids, kind="stable")
-    if not np.all(order_docs == np.arange(len(chunk_ids))):
+    """Concatenate segments (ascending, disjoint id ranges), dropping chunks in ``dead``."""
+    alive = [~np.isin(seg.chunk_ids, dead) for seg in segments]
+    sent_alive = [
+        np.repeat(a, np.diff(seg.sent_ptr)) for seg, a in zip(segments, alive, strict=True)
+    ]
+    chunk_ids = (
+        np.concatenate([np.asarray(s.chunk_ids)[a] for s, a in zip(segments, alive, strict=True)])
+        if segments
+        else np.zeros(0, np.int64)
+    )
+    if np.any(np.diff(chunk_ids) <= 0):
         raise ValueError("segments to merge must hold ascending, disjoint chunk id ranges")
-    all_terms = np.concatenate(trip_terms) if trip_terms else np.zeros(0, dtype=np.uint64)
-    order = np.lexsort((np.concatenate(trip_docs), all_terms)) if len(all_terms) else all_terms
-    sorted_terms = all_terms[order]
-    terms, starts = np.unique(sorted_terms, return_index=True)
-    vec_ptr = np.zeros(len(chunk_ids) + 1, dtype=np.int64)
-    if vec_counts:
-        np.cumsum(np.concatenate(vec_counts), out=vec_ptr[1:])
+    counts = [np.diff(s.sent_ptr)[a] for s, a in zip(segments, alive, strict=True)]
+    sent_ptr = np.zeros(len(chunk_ids) + 1, dtype=np.int64)
+    if counts:
+        np.cumsum(np.concatenate(counts), out=sent_ptr[1:])
+
+    def stack(blocks: list[NDArray[np.float32]]) -> NDArray[np.float32]:
+        return np.vstack(blocks).astype(np.float32) if blocks else np.zeros((0, dim), np.float32)
+
     return Segment(
         chunk_ids=chunk_ids.astype(np.int64),
-        doc_len=(np.concatenate(lens) if lens else np.zeros(0, dtype=np.int32)).astype(np.int32),
-        terms=terms.astype(np.uint64),
-        term_ptr=np.append(starts, len(sorted_terms)).astype(np.int64),
-        post_doc=np.concatenate(trip_docs)[order].astype(np.int32)
-        if trip_docs
-        else np.zeros(0, dtype=np.int32),
-        post_tf=np.concatenate(trip_tfs)[order].astype(np.float32)
-        if trip_tfs
-        else np.zeros(0, dtype=np.float32),
-        vec_ptr=vec_ptr,
-        vectors=np.vstack(vec_blocks).astype(np.float32)
-        if vec_blocks
-        else np.zeros((0, dim), dtype=np.float32),
+        chunk_postings=_merge_postings(
+            [(s.chunk_postings, a) for s, a in zip(segments, alive, strict=True)]
+        ),
+        chunk_vectors=stack(
+            [np.asarray(s.chunk_vectors)[a] for s, a in zip(segments, alive, strict=True)]
+        ),
+        sent_ptr=sent_ptr,
+        sent_postings=_merge_postings(
+            [(s.sent_postings, a) for s, a in zip(segments, sent_alive, strict=True)]
+        ),
+        sent_vectors=stack(
+            [np.asarray(s.sent_vectors)[a] for s, a in zip(segments, sent_alive, strict=True)]
+        ),
     )
 
 
@@ -222,14 +337,15 @@ class _Manifest:
 
 @dataclass(slots=True)
 class _View:
-    """A consistent snapshot of the index: segments, their live masks and global BM25 stats."""
+    """A consistent snapshot: segments, their live masks, and global BM25 statistics."""
 
     manifest: _Manifest
     segments: list[Segment]
     alive: list[NDArray[np.bool_]]
     tombstones: IdArray
     live_docs: int
-    avg_len: float
+    rows: dict[Level, int]
+    avg_len: dict[Level, float]
     stamp: tuple[int, int, int]
 
 
@@ -293,17 +409,23 @@ class SegmentIndex:
             else np.zeros(0, dtype=np.int64)
         )
         alive = [~np.isin(seg.chunk_ids, tombstones) for seg in segments]
-        live_docs = int(sum(int(a.sum()) for a in alive))
-        total_len = sum(
-            float(np.asarray(seg.doc_len)[a].sum()) for seg, a in zip(segments, alive, strict=True)
-        )
+        # Like Lucene, collection statistics count deleted rows until a merge drops them, so
+        # document frequencies (which include them) never exceed the row count.
+        rows: dict[Level, int] = {}
+        avg_len: dict[Level, float] = {}
+        for level in ("chunk", "sentence"):
+            lengths = [np.asarray(seg.postings(level).lengths) for seg in segments]
+            rows[level] = sum(len(x) for x in lengths)
+            total = sum(float(x.sum()) for x in lengths)
+            avg_len[level] = total / rows[level] if rows[level] else 0.0
         return _View(
             manifest=manifest,
             segments=segments,
             alive=alive,
             tombstones=np.asarray(tombstones, dtype=np.int64),
-            live_docs=live_docs,
-            avg_len=total_len / live_docs if live_docs else 0.0,
+            live_docs=int(sum(int(a.sum()) for a in alive)),
+            rows=rows,
+            avg_len=avg_len,
             stamp=stamp,
         )
 
@@ -321,43 +443,31 @@ class SegmentIndex:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
     def search_lexical(
-        self, tokens: Sequence[str], k: int, allowed: IdArray | None = None
+        self,
+        tokens: Sequence[str],
+        k: int,
+        allowed: IdArray | None = None,
+        *,
+        level: Level = "chunk",
     ) -> list[ScoredId]:
+        """BM25 with collection statistics over all live segments; zero scores are dropped."""
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
             return []
         hashes = np.asarray(sorted({term_hash(t) for t in tokens}), dtype=np.uint64)
         if len(hashes) == 0:
             return []
-        slices: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
-        df = np.zeros(len(hashes), dtype=np.int64)
-        for seg in view.segments:
-            pos = np.searchsorted(seg.terms, hashes)
-            pos_c = np.minimum(pos, max(len(seg.terms) - 1, 0))
-            found = (pos < len(seg.terms)) & (
-                np.asarray(seg.terms)[pos_c] == hashes if len(seg.terms) else False
-            )
-            lo = np.where(found, np.asarray(seg.term_ptr)[pos_c], 0)
-            hi = np.where(
-                found, np.asarray(seg.term_ptr)[np.minimum(pos_c + 1, len(seg.term_ptr) - 1)], 0
-            )
-            slices.append((lo, hi))
-            df += hi - lo
-        weights_idf = idf(df, view.live_docs)
+        ranges = [seg.postings(level).lookup(hashes) for seg in view.segments]
+        df = sum((hi - lo for lo, hi in ranges), np.zeros(len(hashes), dtype=np.int64))
+        term_idf = idf(df, view.rows[level])
         results: list[ScoredId] = []
-        for seg, alive, (lo, hi) in zip(view.segments, view.alive, slices, strict=True):
-            n = seg.size
-            if n == 0 or not np.any(hi > lo):
+        for seg, alive, (lo, hi) in zip(view.segments, view.alive, ranges, strict=True):
+            if seg.size == 0 or not np.any(hi > lo):
                 continue
-            scores = np.zeros(n, dtype=np.float64)
-            doc_len = np.asarray(seg.doc_len)
-            for j in np.flatnonzero(hi > lo):
-                docs = np.asarray(seg.post_doc[lo[j] : hi[j]])
-                tf = np.asarray(seg.post_tf[lo[j] : hi[j]])
-                w = weights_idf[j] * bm25_weights(
-                    tf, doc_len[docs], avg_len=view.avg_len, k1=self.k1, b=self.b
-                )
-                scores += np.bincount(docs, weights=w, minlength=n)
+            rows = seg.postings(level).score(
+                lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
+            )
+            scores = seg.to_chunks(level, rows)
             mask = alive & (scores > 0)
             if allowed is not None:
                 mask &= np.isin(seg.chunk_ids, allowed)
@@ -366,23 +476,25 @@ class SegmentIndex:
         return results[:k]
 
     def search_dense(
-        self, vector: NDArray[np.float32], k: int, allowed: IdArray | None = None
+        self,
+        vector: NDArray[np.float32],
+        k: int,
+        allowed: IdArray | None = None,
+        *,
+        level: Level = "chunk",
     ) -> list[ScoredId]:
+        """Cosine similarity (vectors are normalised); at sentence level, the best sentence."""
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
         results: list[ScoredId] = []
         for seg, alive in zip(view.segments, view.alive, strict=True):
-            if seg.size == 0 or len(seg.vectors) == 0:
+            if seg.size == 0:
                 continue
-            sims = np.asarray(seg.vectors) @ q
-            ptr = np.asarray(seg.vec_ptr)
-            has_rows = ptr[1:] > ptr[:-1]
-            scores = np.full(seg.size, -np.inf, dtype=np.float64)
-            starts = ptr[:-1][has_rows]
-            scores[has_rows] = np.maximum.reduceat(sims, starts)
-            mask = alive & has_rows
+            rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
+            scores = seg.to_chunks(level, rows)
+            mask = alive.copy()
             if allowed is not None:
                 mask &= np.isin(seg.chunk_ids, allowed)
             results.extend(_top(np.asarray(seg.chunk_ids), scores, mask, k))
@@ -455,21 +567,24 @@ class SegmentIndex:
         else:
             largest = max(range(len(segments)), key=lambda i: segments[i].size)
             pick = [i for i in range(len(segments)) if i != largest]
-        order = sorted(pick, key=lambda i: int(segments[i].chunk_ids[0]) if segments[i].size else 0)
-        merged = merge_segments([segments[i] for i in order], tombstones, dim)
+        pick.sort(key=lambda i: int(segments[i].chunk_ids[0]) if segments[i].size else 0)
+        merged = merge_segments([segments[i] for i in pick], tombstones, dim)
         counter += 1
         name = f"seg-{counter:06d}"
         merged.save(self.directory / name)
         keep = [i for i in range(len(segments)) if i not in pick]
         merged_ids = np.concatenate([np.asarray(segments[i].chunk_ids) for i in pick])
         tombstones = np.setdiff1d(tombstones, merged_ids)
-        new_names = [names[i] for i in keep] + [name]
-        new_segments = [segments[i] for i in keep] + [merged]
         log.info("merged %d segments into %s", len(pick), name)
-        return new_names, new_segments, tombstones, counter
+        return (
+            [names[i] for i in keep] + [name],
+            [segments[i] for i in keep] + [merged],
+            tombstones,
+            counter,
+        )
 
     def _collect_garbage(self, manifest: _Manifest) -> None:
-        live = set(manifest.segments) | {MANIFEST}
+        live = {*manifest.segments, MANIFEST}
         if manifest.tombstones:
             live.add(manifest.tombstones)
         for entry in self.directory.iterdir():
@@ -493,6 +608,5 @@ def _top(
     if len(idx) == 0:
         return []
     if len(idx) > k:
-        part = np.argpartition(-scores[idx], k - 1)[:k]
-        idx = idx[part]
+        idx = idx[np.argpartition(-scores[idx], k - 1)[:k]]
     return [ScoredId(int(ids[i]), float(scores[i])) for i in idx]

@@ -18,7 +18,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.errors import ModelMismatchError
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.protocol import Filters, IndexedChunk, SourceRecord
+from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.stores.segments import IdArray, SegmentDoc, SegmentIndex
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,10 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO meta (key, value) VALUES ('generation', '0');
     """,
+    """
+    ALTER TABLE chunks ADD COLUMN sentence_tokens TEXT NOT NULL DEFAULT '[]';
+    DELETE FROM meta WHERE key = 'tokenizer';
+    """,
 )
 
 _BATCH = 500
@@ -90,6 +94,10 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
         chunks=row["chunks"],
         ingested_at=row["ingested_at"],
     )
+
+
+def _sentence_json(sentences: Sequence[Sequence[str]]) -> str:
+    return json.dumps([" ".join(s) for s in sentences], ensure_ascii=False)
 
 
 def _path_glob(glob: str) -> str:
@@ -203,21 +211,27 @@ class SQLiteStore:
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,)
             )
         self._model, self._dim = embedding_model, embedding_dim
-        if stored_tokenizer is not None and stored_tokenizer != tokenizer:
+        has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]
+        if stored_tokenizer != tokenizer and has_chunks:
             log.warning("tokenizer changed (%s → %s)", stored_tokenizer, tokenizer)
             return True
         return False
 
-    def retokenize(self, tokenize: Callable[[Chunk], Sequence[str]]) -> None:
+    def retokenize(
+        self, terms: Callable[[Chunk], tuple[Sequence[str], Sequence[Sequence[str]]]]
+    ) -> None:
         conn = self._conn()
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
         for i in range(0, len(ids), _BATCH):
             batch = ids[i : i + _BATCH]
             chunks = self.get_chunks(batch)
+            rows = []
+            for cid in batch:
+                tokens, sentences = terms(chunks[cid])
+                rows.append((" ".join(tokens), _sentence_json(sentences), cid))
             with self._write() as w:
                 w.executemany(
-                    "UPDATE chunks SET tokens = ? WHERE id = ?",
-                    [(" ".join(tokenize(chunks[cid])), cid) for cid in batch],
+                    "UPDATE chunks SET tokens = ?, sentence_tokens = ? WHERE id = ?", rows
                 )
         self.segments.clear()
         self.refresh()
@@ -278,8 +292,9 @@ class SQLiteStore:
             conn.executemany(
                 """
                 INSERT INTO chunks (source_id, position, text, heading_path, start_offset,
-                    end_offset, locator, is_summary, metadata, tokens, vector_keys)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    end_offset, locator, is_summary, metadata, tokens, vector_keys,
+                    sentence_tokens)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     (
@@ -294,6 +309,7 @@ class SQLiteStore:
                         json.dumps(ic.chunk.metadata, ensure_ascii=False),
                         " ".join(ic.tokens),
                         json.dumps(list(ic.vector_keys)),
+                        _sentence_json(ic.sentence_tokens),
                     )
                     for ic in chunks
                 ],
@@ -428,19 +444,25 @@ class SQLiteStore:
             batch = id_list[i : i + _BATCH]
             marks = ",".join("?" * len(batch))
             rows = conn.execute(
-                f"SELECT id, tokens, vector_keys FROM chunks WHERE id IN ({marks})", batch
+                "SELECT id, tokens, vector_keys, sentence_tokens FROM chunks "
+                f"WHERE id IN ({marks})",
+                batch,
             ).fetchall()
             keys = [json.loads(r["vector_keys"]) for r in rows]
-            wanted = [k for ks in keys for k in ks]
-            vectors = self.get_embeddings(model, wanted)
+            vectors = self.get_embeddings(model, [k for ks in keys for k in ks])
             for row, ks in zip(rows, keys, strict=True):
-                vecs = [vectors[k] for k in ks if k in vectors]
-                if len(vecs) < len(ks):
-                    log.warning("chunk %d is missing %d vectors", row["id"], len(ks) - len(vecs))
+                found = [vectors.get(k) for k in ks]
+                own = found[0] if found else None
+                if own is None:
+                    log.warning("chunk %d has no vector; it can only be found by BM25", row["id"])
+                    own = np.zeros(dim, dtype=np.float32)
+                sentences = [v for v in found[1:] if v is not None]
                 yield SegmentDoc(
                     chunk_id=int(row["id"]),
                     tokens=row["tokens"].split(),
-                    vectors=np.vstack(vecs) if vecs else np.zeros((0, dim), dtype=np.float32),
+                    vector=own,
+                    sentence_tokens=[s.split() for s in json.loads(row["sentence_tokens"])],
+                    sentence_vectors=np.vstack(sentences) if sentences else None,
                 )
 
     # retrieval
@@ -464,14 +486,19 @@ class SQLiteStore:
         return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
     def search_lexical(
-        self, tokens: Sequence[str], k: int, filters: Filters | None = None
+        self,
+        tokens: Sequence[str],
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
     ) -> list[ScoredId]:
-        return self.segments.search_lexical(tokens, k, self._allowed(filters))
+        return self.segments.search_lexical(tokens, k, self._allowed(filters), level=level)
 
     def search_dense(
-        self, vector: Vector, k: int, filters: Filters | None = None
+        self, vector: Vector, k: int, filters: Filters | None = None, *, level: Level = "chunk"
     ) -> list[ScoredId]:
-        return self.segments.search_dense(vector, k, self._allowed(filters))
+        return self.segments.search_dense(vector, k, self._allowed(filters), level=level)
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
         conn = self._conn()

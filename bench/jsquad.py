@@ -1,0 +1,253 @@
+"""JSQuAD retrieval and answering benchmark.
+
+    python bench/jsquad.py [FILE] [--fresh] [--limit N] [--sweep]
+
+Every paragraph of a SQuAD-format file becomes one Markdown file (article title as heading)
+ingested through the normal pipeline; every question is asked. Prints, for BM25 alone, dense
+alone and hybrid: R@1/5/10, MRR@10, nDCG@10 at paragraph level (a paragraph ranks by its best
+chunk); extractive answer containment (NFKC, answers at most 150 characters); refusal rate;
+ingest time split into embedding and the rest; query latency p50/p95 including the query
+embedding. Results also go to bench/results/jsquad.json.
+
+The index is kept in bench/.cache/jsquad between runs (the embedding cache makes re-runs cheap);
+``--fresh`` rebuilds it from scratch so the ingest timings are measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import time
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from common import CACHE, SHARED, TimedEmbedder, percentile, write_result
+from shirabe.embedders.factory import make_embedder
+from shirabe.engine import Shirabe
+from shirabe.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
+from shirabe.records import ScoredId
+from shirabe.retrievers.hits import hits_for
+from shirabe.retrievers.hybrid import HybridRetriever
+from shirabe.settings import Settings
+
+DEFAULT_FILE = SHARED / "data" / "jsquad" / "valid-v1.3.json"
+CANDIDATES = 100
+
+Fuse = Callable[[Mapping[str, list[tuple[int, float]]]], list[tuple[int, float]]]
+KS = (1, 5, 10)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    qid: str
+    text: str
+    paragraph: str
+    answers: tuple[str, ...]
+    half: str
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def write_corpus(data: Mapping[str, Any], folder: Path) -> list[Question]:
+    """One file per paragraph; articles alternate between halves A and B (for calibration)."""
+    questions: list[Question] = []
+    for a, article in enumerate(data["data"]):
+        half = "A" if a % 2 == 0 else "B"
+        title = article["title"]
+        for p, para in enumerate(article["paragraphs"]):
+            context = para["context"]
+            body = context.split(" [SEP] ", 1)[1] if " [SEP] " in context else context
+            rel = f"{half}/{a:03d}/{p:04d}.md"
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = f"# {title}\n\n{body}\n"
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
+            for qa in para["qas"]:
+                answers = tuple(dict.fromkeys(x["text"] for x in qa["answers"]))
+                questions.append(Question(qa["id"], qa["question"], rel, answers, half))
+    return questions
+
+
+def paragraph_ranking(
+    ranked: Sequence[int], source_of: Callable[[int], str], limit: int = 10
+) -> list[str]:
+    """Chunk ids → distinct paragraphs, each at the rank of its best chunk."""
+    out: list[str] = []
+    for cid in ranked:
+        para = source_of(cid)
+        if para not in out:
+            out.append(para)
+            if len(out) == limit:
+                break
+    return out
+
+
+def retrieval_metrics(rankings: Sequence[Sequence[str]], gold: Sequence[str]) -> dict[str, float]:
+    """Recall@k, MRR@10 and nDCG@10 with one relevant paragraph per question."""
+    n = len(gold)
+    if n == 0:
+        return {}
+    out: dict[str, float] = {}
+    for k in KS:
+        out[f"R@{k}"] = sum(g in r[:k] for r, g in zip(rankings, gold, strict=True)) / n
+    mrr = ndcg = 0.0
+    for r, g in zip(rankings, gold, strict=True):
+        if g in r[:10]:
+            rank = r.index(g) + 1
+            mrr += 1.0 / rank
+            ndcg += 1.0 / math.log2(rank + 1)
+    out["MRR@10"] = mrr / n
+    out["nDCG@10"] = ndcg / n
+    return out
+
+
+def fmt(metrics: Mapping[str, float]) -> str:
+    return "  ".join(f"{k} {v:.3f}" for k, v in metrics.items())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--fresh", action="store_true", help="rebuild the index and time it")
+    parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
+    parser.add_argument("--sweep", action="store_true", help="also print fusion variants")
+    args = parser.parse_args()
+
+    data = json.loads(args.file.read_text(encoding="utf-8"))
+    work = CACHE / "jsquad"
+    corpus = work / "corpus"
+    questions = write_corpus(data, corpus)
+    if args.limit:
+        questions = questions[: args.limit]
+    settings = Settings(home=work / "index")
+    if args.fresh:
+        shutil.rmtree(settings.home, ignore_errors=True)
+    embedder = TimedEmbedder(make_embedder(settings))
+    app = Shirabe(settings, embedder=embedder)
+
+    started = time.perf_counter()
+    report = app.ingest([corpus])
+    ingest_seconds = time.perf_counter() - started
+    ingest = {
+        "seconds": round(ingest_seconds, 2),
+        "embedding_seconds": round(embedder.passage_seconds, 2),
+        "other_seconds": round(ingest_seconds - embedder.passage_seconds, 2),
+        "texts_embedded": embedder.passages,
+        "counts": report.counts,
+    }
+    if embedder.passages:
+        ingest["overhead_beyond_embedding"] = round(
+            (ingest_seconds - embedder.passage_seconds) / embedder.passage_seconds, 4
+        )
+    print(f"ingest: {ingest}")
+    status = app.status()
+    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
+
+    retriever = app.retriever
+    assert isinstance(retriever, HybridRetriever)
+    store = app.store
+    source_cache: dict[int, str] = {}
+    prefix = str(corpus.resolve()) + "/"
+
+    def source_of(cid: int) -> str:
+        if cid not in source_cache:
+            for i, chunk in store.get_chunks([cid]).items():
+                source_cache[i] = chunk.source.removeprefix(prefix)
+        return source_cache.get(cid, "?")
+
+    per_question: list[dict[str, Any]] = []
+    raw: list[dict[str, list[ScoredId]]] = []
+    latencies: list[float] = []
+    ask_latencies: list[float] = []
+    contained = refused = 0
+    generator = app.generator
+    for q in questions:
+        t0 = time.perf_counter()
+        query = app.query(q.text)
+        rankings = retriever.rankings(query, CANDIDATES)
+        fused = retriever.fuse(rankings)
+        hits = hits_for(store, fused[: settings.top_k * 2], rankings)
+        t1 = time.perf_counter()
+        answer = generator.generate(query, hits[: settings.top_k])
+        t2 = time.perf_counter()
+        latencies.append(t1 - t0)
+        ask_latencies.append(t2 - t0)
+        raw.append(rankings)
+        text = nfkc(answer.text)
+        ok = not answer.refused and any(nfkc(a) in text for a in q.answers)
+        assert len(answer.text) <= settings.answer_max_chars, answer.text
+        contained += ok
+        refused += answer.refused
+        per_question.append(
+            {
+                "id": q.qid,
+                "fused": [source_of(cid) for cid, _ in fused[:10]],
+                "answer": answer.text,
+                "contained": ok,
+                "refused": answer.refused,
+            }
+        )
+
+    gold = [q.paragraph for q in questions]
+
+    def evaluate(fuse: Fuse) -> dict[str, float]:
+        ranked = []
+        for rankings in raw:
+            pairs = {n: [(s.chunk_id, s.score) for s in r] for n, r in rankings.items()}
+            ranked.append(paragraph_ranking([cid for cid, _ in fuse(pairs)], source_of))
+        return retrieval_metrics(ranked, gold)
+
+    def only(*names: str) -> Fuse:
+        return lambda p: zscore_fusion({n: p[n] for n in names if n in p})
+
+    results: dict[str, dict[str, float]] = {name: evaluate(only(name)) for name in raw[0] if raw}
+    results["bm25 (chunk+sentence)"] = evaluate(only("bm25", "bm25_sentence"))
+    results["dense (chunk+sentence)"] = evaluate(only("dense", "dense_sentence"))
+    results[f"hybrid ({settings.fusion})"] = retrieval_metrics(
+        [pq["fused"] for pq in per_question], gold
+    )
+    if args.sweep:
+        results["rrf k=60, all signals"] = evaluate(lambda p: reciprocal_rank_fusion(p, k=60))
+        results["convex, all signals"] = evaluate(convex_fusion)
+        results["zscore, bm25+dense chunk"] = evaluate(only("bm25", "dense"))
+    answering = {
+        "containment": contained / len(questions),
+        "refusal_rate": refused / len(questions),
+    }
+    latency = {
+        "search_p50_ms": 1000 * percentile(latencies, 50),
+        "search_p95_ms": 1000 * percentile(latencies, 95),
+        "ask_p50_ms": 1000 * percentile(ask_latencies, 50),
+        "ask_p95_ms": 1000 * percentile(ask_latencies, 95),
+    }
+    print(f"questions: {len(questions)}")
+    for name, metrics in results.items():
+        print(f"{name:>22}: {fmt(metrics)}")
+    print(f"extractive: {fmt(answering)}")
+    print(f"latency (incl. query embedding): {fmt(latency)}")
+    path = write_result(
+        "jsquad",
+        {
+            "file": str(args.file),
+            "questions": len(questions),
+            "settings": settings.model_dump(mode="json"),
+            "ingest": ingest,
+            "retrieval": results,
+            "answering": answering,
+            "latency_ms": latency,
+            "per_question": per_question,
+        },
+    )
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
