@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import CACHE, SHARED, TimedEmbedder, percentile, write_result
 from shirabe.embedders.factory import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
@@ -34,6 +33,8 @@ from shirabe.records import ScoredId
 from shirabe.retrievers.hits import hits_for
 from shirabe.retrievers.hybrid import HybridRetriever
 from shirabe.settings import Settings
+
+from common import CACHE, SHARED, TimedEmbedder, percentile, write_result
 
 DEFAULT_FILE = SHARED / "data" / "jsquad" / "valid-v1.3.json"
 CANDIDATES = 100

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import CountingEmbedder
 from shirabe.engine import Shirabe
+
+from conftest import CountingEmbedder
 
 POLICY = "# 休暇規程\n\n## 申請方法\n\n有給休暇はミナモ勤怠から3営業日前までに申請する。\n"
 EXPENSE = "経費精算は発生月の翌月10日までに行う。領収書を添付すること。\n"

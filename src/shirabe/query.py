@@ -19,11 +19,14 @@ class Query:
         tokenizer: Tokenizer,
         embedder: Embedder,
         filters: Filters | None = None,
+        vector: Vector | None = None,
     ) -> None:
         self.text = text
         self.filters = filters
         self._tokenizer = tokenizer
         self._embedder = embedder
+        if vector is not None:
+            self.__dict__["vector"] = vector
 
     @cached_property
     def tokens(self) -> list[str]:

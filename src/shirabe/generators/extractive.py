@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,17 @@ def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> flo
 
     total = sum(weight(t) for t in wanted)
     return sum(weight(t) for t in wanted & have) / total
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
+
+
+def clean(sentence: str) -> str:
+    """A sentence as quoted in an answer: without list markers or table pipes."""
+    text = _LIST_MARKER.sub("", sentence).strip()
+    if text.startswith("|") and text.endswith("|"):
+        text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
+    return text
 
 
 def clip(text: str, limit: int) -> str:
@@ -87,7 +99,8 @@ class ExtractiveGenerator:
         found: list[tuple[int, int, str]] = []
         for i, hit in enumerate(hits[: self._from_hits]):
             for order, sentence in enumerate(split_sentences(hit.chunk.text)):
-                found.append((i, order, sentence))
+                if clean(sentence) and not set(sentence) <= set("|-: "):
+                    found.append((i, order, sentence))
         keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
         vectors = self._store.get_embeddings(self._embedder_name, keys)
         qvec = query.vector if vectors else None
@@ -152,7 +165,7 @@ class ExtractiveGenerator:
                     )
                 )
             label = f"[{numbers[c.hit_index]}]"
-            pieces.append(clip(c.text, self._max_chars - len(label)) + label)
+            pieces.append(clip(clean(c.text), self._max_chars - len(label)) + label)
         return Answer(
             question=query.text,
             text="".join(pieces),

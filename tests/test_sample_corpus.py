@@ -1,0 +1,81 @@
+"""End to end on the sample corpus with the real model: IDs, paraphrases, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shirabe.engine import Shirabe
+from shirabe.settings import REFUSAL_TEXT
+from shirabe.stores.protocol import Filters
+
+pytestmark = pytest.mark.slow
+
+
+def name(path: str) -> str:
+    return Path(path).name
+
+
+def test_id_question_is_answered_through_bm25(sample_app: Shirabe) -> None:
+    answer = sample_app.ask("INC-2024-0004の原因は何ですか？")
+    assert not answer.refused
+    assert "証明書" in answer.text
+    top = answer.hits[0]
+    assert name(top.chunk.source) == "障害記録.md"
+    assert any("INC-2024-0004" in h for h in top.chunk.heading_path)
+    assert top.ranks["bm25"] == 1
+    [first, *_] = answer.citations
+    assert name(first.source) == "障害記録.md"
+    assert "INC-2024-0004" in first.label()
+
+
+def test_error_code_kept_whole(sample_app: Shirabe) -> None:
+    hits = sample_app.search("ERR-105", k=3)
+    assert any("ERR-105" in h.chunk.heading for h in hits)
+
+
+def test_paraphrase_is_found_through_vectors(sample_app: Shirabe) -> None:
+    question = "空気清浄機の操作パネルをいくら触っても受け付けてくれません"
+    answer = sample_app.ask(question)
+    assert not answer.refused
+    lock = [h for h in answer.hits if "チャイルドロック" in h.chunk.text]
+    assert lock, [h.chunk.text[:40] for h in answer.hits]
+    hit = lock[0]
+    assert hit.ranks.get("dense_sentence", 99) < hit.ranks.get("bm25", 99)
+    assert "ロック" in answer.text
+
+
+def test_unanswerable_question_is_refused(sample_app: Shirabe) -> None:
+    for question in ("社長の誕生日はいつですか？", "ミナモ電機の株価はいくらですか？"):
+        answer = sample_app.ask(question)
+        assert answer.refused, answer.text
+        assert answer.text == REFUSAL_TEXT
+        assert answer.citations == []
+
+
+def test_aggregate_question_finds_the_section_summary(sample_app: Shirabe) -> None:
+    hits = sample_app.search("AQ-300のエラーコードは何種類ありますか？", k=5)
+    summaries = [h for h in hits if h.chunk.is_summary]
+    assert summaries
+    assert "8件" in summaries[0].chunk.text
+
+
+def test_full_width_numbers_and_units(sample_app: Shirabe) -> None:
+    answer = sample_app.ask("詰め替え用には何mL入っていますか")
+    assert not answer.refused
+    assert "1,200" in answer.text.replace("１，２００", "1,200")
+
+
+def test_heading_path_citations(sample_app: Shirabe) -> None:
+    answer = sample_app.ask("有給休暇の申請方法は？")
+    assert not answer.refused
+    assert "ミナモ勤怠" in answer.text
+    labels = [c.label() for c in answer.citations]
+    assert any("休暇規程.md › " in label and "申請方法" in label for label in labels)
+
+
+def test_path_filter_applies_before_ranking(sample_app: Shirabe) -> None:
+    hits = sample_app.search("申請", k=5, filters=Filters(path_glob="経理/*"))
+    assert hits
+    assert all("/経理/" in h.chunk.source for h in hits)
