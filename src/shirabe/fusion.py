@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
+from shirabe.threads import single_threaded_blas
+
 Ranking = Sequence[tuple[int, float]]
 """One retriever's result: ``(chunk_id, score)`` pairs, best first."""
 
@@ -81,7 +83,8 @@ def mmr(
     if n == 0 or k <= 0:
         return []
     rel = np.asarray(min_max(list(relevance)), dtype=np.float64)
-    sims = candidates @ candidates.T
+    with single_threaded_blas():
+        sims = candidates @ candidates.T
     chosen: list[int] = []
     remaining = list(range(n))
     while remaining and len(chosen) < k:

