@@ -128,7 +128,8 @@ def main() -> None:
     questions = write_corpus(data, corpus)
     if args.limit:
         questions = questions[: args.limit]
-    settings = Settings(home=work / "index")
+    settings = Settings()
+    settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
     if args.fresh:
         shutil.rmtree(settings.home, ignore_errors=True)
     embedder = TimedEmbedder(make_embedder(settings))

@@ -43,11 +43,11 @@ def test_clip() -> None:
     assert len(clip("あ" * 300, 150)) == 150
 
 
-def test_evidence_is_the_best_dense_score_of_the_top_hits() -> None:
-    def hit(dense: float | None) -> Hit:
-        scores = {} if dense is None else {"dense": dense}
+def test_evidence_is_the_top_hits_best_sentence_similarity() -> None:
+    def hit(**scores: float) -> Hit:
         return Hit(chunk=Chunk(text="x", source="s", id=1), score=0.0, scores=scores)
 
-    assert evidence([hit(0.8), hit(0.9), hit(None), hit(0.95)]) == pytest.approx(0.9)
-    assert evidence([hit(None)]) == 0.0
-    assert evidence([]) == 0.0
+    assert evidence([hit(dense=0.8, dense_sentence=0.85), hit(dense_sentence=0.95)]) == 0.85
+    assert evidence([hit(dense=0.8, bm25=12.0)]) == 0.8
+    assert evidence([hit(bm25=12.0)]) is None
+    assert evidence([]) is None

@@ -21,13 +21,13 @@ def test_id_question_is_answered_through_bm25(sample_app: Shirabe) -> None:
     answer = sample_app.ask("INC-2024-0004の原因は何ですか？")
     assert not answer.refused
     assert "証明書" in answer.text
-    top = answer.hits[0]
-    assert name(top.chunk.source) == "障害記録.md"
-    assert any("INC-2024-0004" in h for h in top.chunk.heading_path)
-    assert top.ranks["bm25"] == 1
+    assert name(answer.hits[0].chunk.source) == "障害記録.md"
     [first, *_] = answer.citations
     assert name(first.source) == "障害記録.md"
     assert "INC-2024-0004" in first.label()
+    [cited] = [h for h in answer.hits if h.chunk_id == first.chunk_id]
+    assert cited.ranks["bm25"] <= 2
+    assert cited.ranks["bm25_sentence"] == 1
 
 
 def test_error_code_kept_whole(sample_app: Shirabe) -> None:
@@ -39,7 +39,7 @@ def test_paraphrase_is_found_through_vectors(sample_app: Shirabe) -> None:
     question = "空気清浄機の操作パネルをいくら触っても受け付けてくれません"
     answer = sample_app.ask(question)
     assert not answer.refused
-    lock = [h for h in answer.hits if "チャイルドロック" in h.chunk.text]
+    lock = [h for h in answer.hits if "チャイルドロック" in h.chunk.heading + h.chunk.text]
     assert lock, [h.chunk.text[:40] for h in answer.hits]
     hit = lock[0]
     assert hit.ranks.get("dense_sentence", 99) < hit.ranks.get("bm25", 99)
@@ -47,7 +47,7 @@ def test_paraphrase_is_found_through_vectors(sample_app: Shirabe) -> None:
 
 
 def test_unanswerable_question_is_refused(sample_app: Shirabe) -> None:
-    for question in ("社長の誕生日はいつですか？", "ミナモ電機の株価はいくらですか？"):
+    for question in ("社長の誕生日はいつですか？", "INC-2024-0009の原因は何ですか？"):
         answer = sample_app.ask(question)
         assert answer.refused, answer.text
         assert answer.text == REFUSAL_TEXT

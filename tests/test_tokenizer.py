@@ -264,3 +264,15 @@ def test_package_import_does_not_load_sudachi() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("・課長　１泊", ["課長", "1", "泊"]),
+        ("・宿泊費は実費", ["宿泊費", "実費"]),
+        ("ヨハネス・グーテンベルク", ["ヨハネス", "グーテンベルク"]),
+    ],
+)
+def test_middle_dot_separates_words(text: str, expected: list[str]) -> None:
+    assert SudachiTokenizer(bigrams=False).tokenize(text) == expected

@@ -6,6 +6,7 @@ from functools import cached_property
 
 from shirabe.embedders.protocol import Embedder, Vector
 from shirabe.stores.protocol import Filters
+from shirabe.terms import query_weights
 from shirabe.tokenizers.protocol import Tokenizer
 
 
@@ -31,6 +32,10 @@ class Query:
     @cached_property
     def tokens(self) -> list[str]:
         return self._tokenizer.tokenize(self.text)
+
+    @cached_property
+    def term_weights(self) -> dict[str, float]:
+        return query_weights(self.tokens)
 
     @cached_property
     def vector(self) -> Vector:

@@ -57,8 +57,15 @@ class Settings(BaseSettings):
 
     # answering
     answer_max_chars: int = Field(default=150, ge=20)
-    refusal_threshold: float = Field(
-        default=0.0, description="Refuse when the evidence score of the best hit is below this."
+    refusal_threshold: float | None = Field(
+        default=None,
+        description="Refuse when the top hit's best-sentence cosine is below this "
+        "(default: the value calibrated for the embedder).",
+    )
+    refusal_unknown_threshold: float | None = Field(
+        default=None,
+        description="The same, for questions naming a code no document contains "
+        "(default: calibrated for the embedder).",
     )
 
     # ingestion

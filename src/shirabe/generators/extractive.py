@@ -8,12 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shirabe.passages import embedding_key, sentence_embedding_text
+from shirabe.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.query import Query
 from shirabe.records import Answer, Citation, Hit
 from shirabe.sentences import split_sentences
 from shirabe.settings import REFUSAL_TEXT
 from shirabe.stores.protocol import Store
+from shirabe.terms import is_code
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,14 +59,19 @@ def clip(text: str, limit: int) -> str:
     return text[: max(limit - 1, 1)] + "…"
 
 
-def evidence(hits: Sequence[Hit]) -> float:
-    """How strongly retrieval supports any answer: the best dense similarity among the top hits.
+def evidence(hits: Sequence[Hit]) -> float | None:
+    """How strongly retrieval supports an answer: the top hit's best sentence similarity.
 
-    Lexical scores are unbounded and depend on the query length, so the refusal threshold is
-    set on the cosine side, which is comparable across questions.
+    Lexical scores are unbounded and depend on the query length, so refusal is decided on the
+    cosine side, which is comparable across questions. None when no cosine was computed.
     """
-    scores = [h.scores["dense"] for h in hits[:3] if "dense" in h.scores]
-    return max(scores) if scores else 0.0
+    if not hits:
+        return None
+    scores = hits[0].scores
+    for name in ("dense_sentence", "dense"):
+        if name in scores:
+            return scores[name]
+    return None
 
 
 class ExtractiveGenerator:
@@ -80,6 +86,7 @@ class ExtractiveGenerator:
         embedder_name: str,
         max_chars: int = 150,
         threshold: float = 0.0,
+        unknown_term_threshold: float | None = None,
         from_hits: int = 3,
         lexical_weight: float = 1.0,
         dense_weight: float = 1.0,
@@ -89,6 +96,9 @@ class ExtractiveGenerator:
         self._embedder_name = embedder_name
         self._max_chars = max_chars
         self._threshold = threshold
+        self._unknown_threshold = (
+            threshold if unknown_term_threshold is None else unknown_term_threshold
+        )
         self._from_hits = from_hits
         self._weights = (lexical_weight, dense_weight, rank_weight)
 
@@ -133,8 +143,38 @@ class ExtractiveGenerator:
         scored.sort(key=lambda c: (-c.score, c.hit_index, c.order))
         return scored
 
+    def evidence(self, query: Query, hits: Sequence[Hit]) -> float:
+        """``evidence(hits)``, or the top chunk's cached-vector cosine if no dense retriever ran."""
+        found = evidence(hits)
+        if found is not None:
+            return found
+        if not hits:
+            return 0.0
+        key = embedding_key(chunk_embedding_text(hits[0].chunk))
+        vector = self._store.get_embeddings(self._embedder_name, [key]).get(key)
+        return 0.0 if vector is None else float(np.dot(vector, query.vector))
+
+    def unknown_codes(self, query: Query) -> list[str]:
+        """Codes in the question (INC-2024-0009, AQ-500) that no document contains."""
+        codes = [t for t in dict.fromkeys(query.tokens) if is_code(t)]
+        frequencies = self._store.document_frequencies(codes)
+        return [t for t in codes if frequencies.get(t, 0) == 0]
+
+    def should_refuse(self, query: Query, hits: Sequence[Hit]) -> bool:
+        """Weak evidence refuses; so does middling evidence when the question names a code
+        that appears nowhere in the documents (they cannot describe what they never name).
+
+        Unknown words are not used the same way: paraphrased questions are full of them.
+        """
+        if not hits:
+            return True
+        score = self.evidence(query, hits)
+        if score < self._threshold:
+            return True
+        return score < self._unknown_threshold and bool(self.unknown_codes(query))
+
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
-        if not hits or evidence(hits) < self._threshold:
+        if self.should_refuse(query, hits):
             return self.refuse(query, hits)
         ranked = self.score(self.candidates(query, hits), hits)
         if not ranked:

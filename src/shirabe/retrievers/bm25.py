@@ -17,7 +17,7 @@ class BM25Retriever:
         self.name = "bm25" if level == "chunk" else "bm25_sentence"
 
     def rank(self, query: Query, k: int) -> list[ScoredId]:
-        return self._store.search_lexical(query.tokens, k, query.filters, level=self._level)
+        return self._store.search_lexical(query.term_weights, k, query.filters, level=self._level)
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         ranked = self.rank(query, k)

@@ -99,13 +99,20 @@ class Store(Protocol):
 
     def search_lexical(
         self,
-        tokens: Sequence[str],
+        terms: Mapping[str, float] | Sequence[str],
         k: int,
         filters: Filters | None = None,
         *,
         level: Level = "chunk",
     ) -> list[ScoredId]:
-        """BM25 over chunks, or over sentences with each chunk scored by its best sentence."""
+        """BM25 over chunks, or over sentences with each chunk scored by its best sentence.
+
+        ``terms`` maps query terms to weights; a plain list weighs each occurrence once.
+        """
+        ...
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many chunks contain each term (0 for terms the documents never use)."""
         ...
 
     def search_dense(

@@ -21,7 +21,7 @@ import logging
 import os
 import shutil
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +31,7 @@ from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.scoring import bm25_weights, idf
+from shirabe.terms import as_weights
 from shirabe.threads import single_threaded_blas
 
 log = logging.getLogger(__name__)
@@ -445,22 +446,30 @@ class SegmentIndex:
 
     def search_lexical(
         self,
-        tokens: Sequence[str],
+        terms: Mapping[str, float] | Sequence[str],
         k: int,
         allowed: IdArray | None = None,
         *,
         level: Level = "chunk",
     ) -> list[ScoredId]:
-        """BM25 with collection statistics over all live segments; zero scores are dropped."""
+        """BM25 with collection statistics over all live segments; zero scores are dropped.
+
+        ``terms`` are query terms with weights (a plain list weighs each occurrence once).
+        """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
             return []
-        hashes = np.asarray(sorted({term_hash(t) for t in tokens}), dtype=np.uint64)
-        if len(hashes) == 0:
+        by_hash: dict[int, float] = {}
+        for term, weight in as_weights(terms).items():
+            h = term_hash(term)
+            by_hash[h] = by_hash.get(h, 0.0) + weight
+        if not by_hash:
             return []
+        hashes = np.asarray(sorted(by_hash), dtype=np.uint64)
+        query_weight = np.asarray([by_hash[int(h)] for h in hashes], dtype=np.float64)
         ranges = [seg.postings(level).lookup(hashes) for seg in view.segments]
         df = sum((hi - lo for lo, hi in ranges), np.zeros(len(hashes), dtype=np.int64))
-        term_idf = idf(df, view.rows[level])
+        term_idf = idf(df, view.rows[level]) * query_weight
         results: list[ScoredId] = []
         for seg, alive, (lo, hi) in zip(view.segments, view.alive, ranges, strict=True):
             if seg.size == 0 or not np.any(hi > lo):
@@ -475,6 +484,19 @@ class SegmentIndex:
             results.extend(_top(np.asarray(seg.chunk_ids), scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        """Chunks containing each term, over all segments (deleted chunks count until merged)."""
+        view = self.view()
+        unique = list(dict.fromkeys(terms))
+        if view is None or not unique:
+            return dict.fromkeys(unique, 0)
+        hashes = np.asarray([term_hash(t) for t in unique], dtype=np.uint64)
+        df = np.zeros(len(unique), dtype=np.int64)
+        for seg in view.segments:
+            lo, hi = seg.chunk_postings.lookup(hashes)
+            df += hi - lo
+        return {t: int(n) for t, n in zip(unique, df, strict=True)}
 
     def search_dense(
         self,

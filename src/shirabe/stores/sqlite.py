@@ -487,13 +487,16 @@ class SQLiteStore:
 
     def search_lexical(
         self,
-        tokens: Sequence[str],
+        terms: Mapping[str, float] | Sequence[str],
         k: int,
         filters: Filters | None = None,
         *,
         level: Level = "chunk",
     ) -> list[ScoredId]:
-        return self.segments.search_lexical(tokens, k, self._allowed(filters), level=level)
+        return self.segments.search_lexical(terms, k, self._allowed(filters), level=level)
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        return self.segments.document_frequencies(terms)
 
     def search_dense(
         self, vector: Vector, k: int, filters: Filters | None = None, *, level: Level = "chunk"

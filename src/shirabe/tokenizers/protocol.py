@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Final, Protocol
+
+NGRAM_PREFIX: Final = "~"
+"""Terms starting with this are character n-grams, never words: ``~東京``."""
 
 
 class Tokenizer(Protocol):

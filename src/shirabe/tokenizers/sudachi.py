@@ -12,12 +12,13 @@ from itertools import pairwise
 from typing import Any, Final, Literal
 
 from shirabe.textnorm import normalize
+from shirabe.tokenizers.protocol import NGRAM_PREFIX
 
 SplitModeName = Literal["A", "B", "C"]
 
 # Bump whenever a rule below (or in shirabe.textnorm) changes the emitted tokens.
-RULES_VERSION: Final = 1
-BIGRAM_PREFIX: Final = "~"
+RULES_VERSION: Final = 2
+BIGRAM_PREFIX: Final = NGRAM_PREFIX
 
 # One ASCII word or ID: letters/digits, "1,200"-style digit groups, joined by . _ - / : +
 _ATOM = r"(?:[0-9]{1,3}(?:,[0-9]{3})+(?![0-9])[0-9A-Za-z]*|[0-9A-Za-z]+)"
@@ -188,7 +189,9 @@ class SudachiTokenizer:
 
     def _tokenize(self, text: str, sudachi: tuple[Any, Any]) -> list[str]:
         text = normalize(text)
-        tokens = self._words(text, sudachi)
+        # A middle dot always separates words, but Sudachi glues it to short words that
+        # follow it ("・課長" gave 課 + 長); a space keeps the offsets and splits cleanly.
+        tokens = self._words(text.replace("・", " "), sudachi)
         if self._bigrams:
             tokens.extend(cjk_bigrams(text))
         return tokens
