@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from shirabe.scoring import bm25_weights, idf
+from shirabe.stores.protocol import Level
 from shirabe.stores.segments import SegmentDoc, SegmentIndex, build_segment, merge_segments
 
 DIM = 3
@@ -133,3 +134,20 @@ def test_reader_sees_new_manifest(tmp_path: Path) -> None:
     writer.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.asarray([1], np.int64))
     assert reader.search_lexical(["休暇"], k=5) == []
     assert [h.chunk_id for h in reader.search_lexical(["経費"], k=5)] == [2]
+
+
+@pytest.mark.parametrize("level", ["chunk", "sentence"])
+def test_rescoring_within_candidates_matches_full_scoring(
+    index: SegmentIndex, level: Level
+) -> None:
+    within = np.asarray([1, 3], np.int64)
+    terms = {"障害": 1.0, "申請": 2.0, "err-107": 3.0}
+    full = {h.chunk_id: h.score for h in index.search_lexical(terms, 10, level=level)}
+    part = {
+        h.chunk_id: h.score for h in index.search_lexical(terms, 10, level=level, within=within)
+    }
+    assert part == pytest.approx({cid: s for cid, s in full.items() if cid in {1, 3}})
+    q = unit(1, 1, 1)
+    full_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level)}
+    part_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level, within=within)}
+    assert part_d == pytest.approx({cid: s for cid, s in full_d.items() if cid in {1, 3}})

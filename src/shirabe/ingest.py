@@ -136,13 +136,14 @@ class Ingestor:
                 )
         removed = self._removed(paths, {source_path(f) for f in files})
         notify(IngestEvent("scan", 0, len(files)))
-        last_refresh, since_refresh = time.monotonic(), 0
+        last_refresh, since_refresh, changed = time.monotonic(), 0, 0
         for done, path in enumerate(files, start=1):
             result = self.process(path)
             report.files.append(result)
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
                 since_refresh += 1
+                changed += 1
             if since_refresh >= self._refresh_every_files or (
                 since_refresh and time.monotonic() - last_refresh > REFRESH_EVERY_SECONDS
             ):
@@ -153,6 +154,8 @@ class Ingestor:
                 report.files.append(FileResult(gone, "removed"))
         notify(IngestEvent("index", len(files), len(files)))
         self._store.refresh()
+        if changed >= self._refresh_every_files:
+            self._store.optimize()  # many intermediate segments: merge them once
         report.seconds = time.perf_counter() - started
         self._store.record_ingest(report)
         notify(IngestEvent("done", len(files), len(files)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from shirabe.query import Query
 from shirabe.records import Hit, ScoredId
 from shirabe.retrievers.hits import hits_for
@@ -13,11 +15,13 @@ class DenseRetriever:
 
     def __init__(self, store: Store, *, level: Level = "chunk") -> None:
         self._store = store
-        self._level: Level = level
+        self.level: Level = level
         self.name = "dense" if level == "chunk" else "dense_sentence"
 
-    def rank(self, query: Query, k: int) -> list[ScoredId]:
-        return self._store.search_dense(query.vector, k, query.filters, level=self._level)
+    def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]:
+        return self._store.search_dense(
+            query.vector, k, query.filters, level=self.level, within=within
+        )
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         ranked = self.rank(query, k)

@@ -42,8 +42,17 @@ class HybridRetriever:
         self._embedder = embedder
 
     def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
+        """Chunk-level rankers find candidates; sentence-level rankers re-score their union."""
         n = max(k, self._candidates)
-        return {r.name: r.rank(query, n) for r in self._rankers}
+        first = {r.name: r.rank(query, n) for r in self._rankers if r.level == "chunk"}
+        pool = sorted({s.chunk_id for ranking in first.values() for s in ranking}) or None
+        second = {
+            r.name: r.rank(query, n if pool is None else len(pool), within=pool)
+            for r in self._rankers
+            if r.level != "chunk"
+        }
+        merged = first | second
+        return {r.name: merged[r.name] for r in self._rankers}
 
     def fuse(self, rankings: Mapping[str, Sequence[ScoredId]]) -> list[tuple[int, float]]:
         pairs = {

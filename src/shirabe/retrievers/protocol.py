@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from shirabe.query import Query
 from shirabe.records import Hit, ScoredId
+from shirabe.stores.protocol import Level
 
 
 class Ranker(Protocol):
-    """One retrieval signal: scored chunk ids, best first, filters applied before ranking."""
+    """One retrieval signal: scored chunk ids, best first, filters applied before ranking.
+
+    Chunk-level rankers search the whole index; sentence-level ones re-score the candidates
+    the chunk-level ones found (``within``), which keeps large indexes fast.
+    """
 
     @property
     def name(self) -> str: ...
 
-    def rank(self, query: Query, k: int) -> list[ScoredId]: ...
+    @property
+    def level(self) -> Level: ...
+
+    def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]: ...
 
 
 class Retriever(Protocol):

@@ -97,6 +97,10 @@ class Store(Protocol):
         """
         ...
 
+    def optimize(self) -> None:
+        """Compact the search indexes into as few pieces as possible (after large ingests)."""
+        ...
+
     def search_lexical(
         self,
         terms: Mapping[str, float] | Sequence[str],
@@ -104,10 +108,12 @@ class Store(Protocol):
         filters: Filters | None = None,
         *,
         level: Level = "chunk",
+        within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
         """BM25 over chunks, or over sentences with each chunk scored by its best sentence.
 
         ``terms`` maps query terms to weights; a plain list weighs each occurrence once.
+        ``within`` limits scoring to those chunks (re-scoring candidates cheaply).
         """
         ...
 
@@ -116,7 +122,13 @@ class Store(Protocol):
         ...
 
     def search_dense(
-        self, vector: Vector, k: int, filters: Filters | None = None, *, level: Level = "chunk"
+        self,
+        vector: Vector,
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
         """Cosine over chunk vectors, or over sentence vectors (best sentence per chunk)."""
         ...

@@ -158,6 +158,35 @@ class Postings:
             scores += np.bincount(rows, weights=w, minlength=n)
         return scores
 
+    def score_rows(
+        self,
+        rows: NDArray[np.int64],
+        lo: NDArray[np.int64],
+        hi: NDArray[np.int64],
+        term_idf: NDArray[np.float64],
+        *,
+        avg_len: float,
+        k1: float,
+        b: float,
+    ) -> NDArray[np.float64]:
+        """BM25 of the given rows only: each term's postings are searched, not scanned."""
+        scores = np.zeros(len(rows), dtype=np.float64)
+        if len(rows) == 0:
+            return scores
+        lengths = np.asarray(self.lengths)[rows]
+        for j in np.flatnonzero(hi > lo):
+            posting_rows = np.asarray(self.rows[lo[j] : hi[j]])
+            idx = np.searchsorted(posting_rows, rows)
+            found = idx < len(posting_rows)
+            found[found] = posting_rows[idx[found]] == rows[found]
+            if not found.any():
+                continue
+            tf = np.asarray(self.tfs[lo[j] : hi[j]])[idx[found]]
+            scores[found] += term_idf[j] * bm25_weights(
+                tf, lengths[found], avg_len=avg_len, k1=k1, b=b
+            )
+        return scores
+
 
 @dataclass(slots=True)
 class Segment:
@@ -185,6 +214,27 @@ class Segment:
         if level == "chunk":
             return row_scores
         return np.maximum.reduceat(row_scores, np.asarray(self.sent_ptr[:-1]))
+
+    def rows_of(
+        self, level: Level, chunk_ids: IdArray
+    ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """For the given chunks present here: their local indexes, their rows at ``level``,
+        and for each row the position (in the first array) of the chunk it belongs to."""
+        ids = np.asarray(self.chunk_ids)
+        wanted = np.asarray(chunk_ids, dtype=np.int64)
+        pos = np.searchsorted(ids, wanted)
+        inside = pos < len(ids)
+        inside[inside] = ids[pos[inside]] == wanted[inside]
+        docs = np.unique(pos[inside]).astype(np.int64)
+        if level == "chunk":
+            return docs, docs, np.arange(len(docs), dtype=np.int64)
+        ptr = np.asarray(self.sent_ptr)
+        starts, counts = ptr[docs], ptr[docs + 1] - ptr[docs]
+        owner = np.repeat(np.arange(len(docs), dtype=np.int64), counts)
+        offsets = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(
+            np.cumsum(counts) - counts, counts
+        )
+        return docs, np.repeat(starts, counts) + offsets, owner
 
     def save(self, directory: Path) -> None:
         tmp = directory.with_name(directory.name + ".tmp")
@@ -451,10 +501,13 @@ class SegmentIndex:
         allowed: IdArray | None = None,
         *,
         level: Level = "chunk",
+        within: IdArray | None = None,
     ) -> list[ScoredId]:
         """BM25 with collection statistics over all live segments; zero scores are dropped.
 
         ``terms`` are query terms with weights (a plain list weighs each occurrence once).
+        With ``within``, only those chunks are scored, at a cost that grows with their number
+        rather than with the index (second-stage re-scoring of candidates).
         """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
@@ -474,14 +527,25 @@ class SegmentIndex:
         for seg, alive, (lo, hi) in zip(view.segments, view.alive, ranges, strict=True):
             if seg.size == 0 or not np.any(hi > lo):
                 continue
-            rows = seg.postings(level).score(
-                lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
-            )
-            scores = seg.to_chunks(level, rows)
-            mask = alive & (scores > 0)
+            postings = seg.postings(level)
+            if within is not None:
+                docs, rows, owner = seg.rows_of(level, within)
+                row_scores = postings.score_rows(
+                    rows, lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
+                )
+                scores = _max_by_owner(row_scores, owner, len(docs))
+                ids = np.asarray(seg.chunk_ids)[docs]
+                mask = np.asarray(alive)[docs] & (scores > 0)
+            else:
+                all_rows = postings.score(
+                    lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
+                )
+                scores = seg.to_chunks(level, all_rows)
+                ids = np.asarray(seg.chunk_ids)
+                mask = alive & (scores > 0)
             if allowed is not None:
-                mask &= np.isin(seg.chunk_ids, allowed)
-            results.extend(_top(np.asarray(seg.chunk_ids), scores, mask, k))
+                mask &= np.isin(ids, allowed)
+            results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
 
@@ -505,8 +569,12 @@ class SegmentIndex:
         allowed: IdArray | None = None,
         *,
         level: Level = "chunk",
+        within: IdArray | None = None,
     ) -> list[ScoredId]:
-        """Cosine similarity (vectors are normalised); at sentence level, the best sentence."""
+        """Cosine similarity (vectors are normalised); at sentence level, the best sentence.
+
+        With ``within``, only those chunks are scored (second-stage re-scoring).
+        """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
             return []
@@ -515,13 +583,22 @@ class SegmentIndex:
         for seg, alive in zip(view.segments, view.alive, strict=True):
             if seg.size == 0:
                 continue
-            with single_threaded_blas():
-                rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
-            scores = seg.to_chunks(level, rows)
-            mask = alive.copy()
+            if within is not None:
+                docs, rows, owner = seg.rows_of(level, within)
+                vectors = np.asarray(seg.vectors(level))[rows]
+                with single_threaded_blas():
+                    scores = _max_by_owner((vectors @ q).astype(np.float64), owner, len(docs))
+                ids = np.asarray(seg.chunk_ids)[docs]
+                mask = np.asarray(alive)[docs]
+            else:
+                with single_threaded_blas():
+                    all_rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
+                scores = seg.to_chunks(level, all_rows)
+                ids = np.asarray(seg.chunk_ids)
+                mask = alive.copy()
             if allowed is not None:
-                mask &= np.isin(seg.chunk_ids, allowed)
-            results.extend(_top(np.asarray(seg.chunk_ids), scores, mask, k))
+                mask &= np.isin(ids, allowed)
+            results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
 
@@ -560,14 +637,16 @@ class SegmentIndex:
             segments, loaded, tombstones, counter = self._merge(
                 segments, loaded, tombstones, counter, dim
             )
-        tomb_name: str | None = None
+        self._publish(_Manifest(generation, dim, segments, None, counter), tombstones)
+
+    def _publish(self, manifest: _Manifest, tombstones: IdArray) -> None:
+        """Write the tombstones, then atomically replace the manifest, then drop old files."""
         if len(tombstones):
-            counter += 1
-            tomb_name = f"tomb-{counter:06d}.npy"
-            tmp = self.directory / (tomb_name + ".tmp.npy")
+            manifest.counter += 1
+            manifest.tombstones = f"tomb-{manifest.counter:06d}.npy"
+            tmp = self.directory / (manifest.tombstones + ".tmp.npy")
             np.save(tmp, tombstones.astype(np.int64), allow_pickle=False)
-            tmp.rename(self.directory / tomb_name)
-        manifest = _Manifest(generation, dim, segments, tomb_name, counter)
+            tmp.rename(self.directory / manifest.tombstones)
         tmp_manifest = self.directory / (MANIFEST + ".tmp")
         with tmp_manifest.open("w", encoding="utf-8") as fh:
             fh.write(manifest.to_json())
@@ -576,6 +655,24 @@ class SegmentIndex:
         tmp_manifest.replace(self.directory / MANIFEST)
         self._collect_garbage(manifest)
 
+    def optimize(self) -> None:
+        """Merge every segment into one and drop deleted chunks (after large ingests)."""
+        view = self.view()
+        if view is None or (len(view.segments) <= 1 and not len(view.tombstones)):
+            return
+        names, segments, tombstones, counter = self._merge(
+            list(view.manifest.segments),
+            list(view.segments),
+            view.tombstones,
+            view.manifest.counter,
+            view.manifest.dim,
+            everything=True,
+        )
+        self._publish(
+            _Manifest(view.manifest.generation, view.manifest.dim, names, None, counter),
+            tombstones,
+        )
+
     def _merge(
         self,
         names: list[str],
@@ -583,10 +680,12 @@ class SegmentIndex:
         tombstones: IdArray,
         counter: int,
         dim: int,
+        *,
+        everything: bool = False,
     ) -> tuple[list[str], list[Segment], IdArray, int]:
         """Merge everything but the largest segment, or everything when deletions pile up."""
         total = sum(s.size for s in segments)
-        if total and len(tombstones) > COMPACT_TOMBSTONE_RATIO * total:
+        if everything or (total and len(tombstones) > COMPACT_TOMBSTONE_RATIO * total):
             pick = list(range(len(segments)))
         else:
             largest = max(range(len(segments)), key=lambda i: segments[i].size)
@@ -623,6 +722,14 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
+
+
+def _max_by_owner(
+    row_scores: NDArray[np.float64], owner: NDArray[np.int64], n: int
+) -> NDArray[np.float64]:
+    out = np.full(n, -np.inf, dtype=np.float64)
+    np.maximum.at(out, owner, row_scores)
+    return out
 
 
 def _top(

@@ -96,6 +96,10 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
     )
 
 
+def _ids(ids: Sequence[int] | None) -> IdArray | None:
+    return None if ids is None else np.asarray(sorted(set(ids)), dtype=np.int64)
+
+
 def _sentence_json(sentences: Sequence[Sequence[str]]) -> str:
     return json.dumps([" ".join(s) for s in sentences], ensure_ascii=False)
 
@@ -408,6 +412,10 @@ class SQLiteStore:
                 return
             self._reconcile()
 
+    def optimize(self) -> None:
+        with self._index_lock(wait=True):
+            self.segments.optimize()
+
     def _reconcile(self) -> None:
         started = time.perf_counter()
         model, dim = self._model, self._dim
@@ -492,16 +500,27 @@ class SQLiteStore:
         filters: Filters | None = None,
         *,
         level: Level = "chunk",
+        within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
-        return self.segments.search_lexical(terms, k, self._allowed(filters), level=level)
+        return self.segments.search_lexical(
+            terms, k, self._allowed(filters), level=level, within=_ids(within)
+        )
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         return self.segments.document_frequencies(terms)
 
     def search_dense(
-        self, vector: Vector, k: int, filters: Filters | None = None, *, level: Level = "chunk"
+        self,
+        vector: Vector,
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
-        return self.segments.search_dense(vector, k, self._allowed(filters), level=level)
+        return self.segments.search_dense(
+            vector, k, self._allowed(filters), level=level, within=_ids(within)
+        )
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
         conn = self._conn()
