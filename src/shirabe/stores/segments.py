@@ -660,7 +660,7 @@ class SegmentIndex:
         view = self.view()
         if view is None or (len(view.segments) <= 1 and not len(view.tombstones)):
             return
-        names, segments, tombstones, counter = self._merge(
+        names, _merged, tombstones, counter = self._merge(
             list(view.manifest.segments),
             list(view.segments),
             view.tombstones,
