@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shirabe.engine import Shirabe
+from shirabe.stores.protocol import Filters
 
 from conftest import CountingEmbedder
 
@@ -139,3 +140,13 @@ def test_remove_command_drops_a_file(app: Shirabe, tmp_path: Path) -> None:
     assert app.remove(docs / "経費.txt") == 1
     assert sources(app) == {"休暇.md"}
     assert app.remove(docs / "nothing.txt") == 0
+
+
+def test_front_matter_metadata_filters_retrieval(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "hr.md", "---\ndepartment: 人事\n---\n" + POLICY)
+    write(docs / "acc.md", "---\ndepartment: 経理\n---\n# 経費\n\n" + EXPENSE)
+    app.ingest([docs])
+    hits = app.search("申請", k=5, filters=Filters(metadata={"department": "経理"}))
+    assert hits
+    assert {Path(h.chunk.source).name for h in hits} == {"acc.md"}

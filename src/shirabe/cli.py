@@ -46,6 +46,10 @@ TopKOption = Annotated[
 PathGlobOption = Annotated[
     str | None, typer.Option("--path", help="Only files whose path matches this glob.")
 ]
+MetaOption = Annotated[
+    list[str] | None,
+    typer.Option("--meta", help="Only documents whose metadata has KEY=VALUE (repeatable)."),
+]
 RetrieverOption = Annotated[
     str | None, typer.Option("--retriever", help="hybrid, bm25 or dense (SHIRABE_RETRIEVER).")
 ]
@@ -80,8 +84,15 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(2) from exc
 
 
-def _filters(path_glob: str | None) -> Filters | None:
-    return Filters(path_glob=path_glob) if path_glob else None
+def _filters(path_glob: str | None, meta: list[str] | None = None) -> Filters | None:
+    metadata: dict[str, str] = {}
+    for item in meta or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ShirabeError(f"--meta expects KEY=VALUE, got {item!r}")
+        metadata[key.strip()] = value.strip()
+    filters = Filters(path_glob=path_glob, metadata=metadata)
+    return filters if filters else None
 
 
 def citation_label(c: Citation) -> str:
@@ -134,9 +145,9 @@ def _print_hits(hits: list[Hit], *, explain: bool) -> None:
     table = Table(show_lines=False, header_style="bold")
     table.add_column("#", justify="right")
     table.add_column("score", justify="right")
-    if explain:
-        table.add_column("bm25 (rank)", justify="right")
-        table.add_column("dense (rank)", justify="right")
+    signals = list(dict.fromkeys(name for hit in hits for name in hit.ranks)) if explain else []
+    for name in signals:
+        table.add_column(f"{name} (rank)", justify="right")
     table.add_column("source")
     table.add_column("text", overflow="fold")
     for i, hit in enumerate(hits, start=1):
@@ -147,11 +158,8 @@ def _print_hits(hits: list[Hit], *, explain: bool) -> None:
             where += " (要約)"
         snippet = chunk.text.replace("\n", " ")
         row = [str(i), f"{hit.score:.3f}"]
-        if explain:
-            for name in ("bm25", "dense"):
-                row.append(
-                    f"{hit.scores[name]:.3f} ({hit.ranks[name]})" if name in hit.ranks else "—"
-                )
+        for name in signals:
+            row.append(f"{hit.scores[name]:.3f} ({hit.ranks[name]})" if name in hit.ranks else "—")
         row += [escape(where), escape(snippet[:120] + ("…" if len(snippet) > 120 else ""))]
         table.add_row(*row)
     out.print(table)
@@ -235,6 +243,7 @@ def ask(
         bool, typer.Option("--explain", help="Show why each passage ranked.")
     ] = False,
     path: PathGlobOption = None,
+    meta: MetaOption = None,
     retriever: RetrieverOption = None,
 ) -> None:
     """Answer a question from the indexed documents, with citations."""
@@ -242,7 +251,7 @@ def ask(
         settings = _settings(index=index, top_k=top_k, retriever=retriever)
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            answer = shirabe.ask(question, filters=_filters(path))
+            answer = shirabe.ask(question, filters=_filters(path, meta))
     if json_out:
         out.print_json(json.dumps(answer_json(answer), ensure_ascii=False))
     else:
@@ -256,6 +265,7 @@ def search(
     json_out: JsonOption = False,
     top_k: TopKOption = None,
     path: PathGlobOption = None,
+    meta: MetaOption = None,
     retriever: RetrieverOption = None,
 ) -> None:
     """Show the ranked passages with each retriever's score and rank."""
@@ -263,7 +273,7 @@ def search(
         settings = _settings(index=index, top_k=top_k, retriever=retriever)
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            hits = shirabe.search(query, filters=_filters(path))
+            hits = shirabe.search(query, filters=_filters(path, meta))
     if json_out:
         out.print_json(json.dumps([_hit_json(h) for h in hits], ensure_ascii=False))
     elif not hits:

@@ -7,7 +7,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -202,7 +202,7 @@ class Ingestor:
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", path)
             return self._fail(path, f"{type(exc).__name__}: {exc}", record)
-        self._store.replace_source(record, indexed)
+        self._store.replace_source(replace(record, metadata=dict(document.metadata)), indexed)
         if previous is not None and previous.chunks > 0:
             return FileResult(key, "updated", chunks=len(indexed))
         return FileResult(key, "added", chunks=len(indexed))
