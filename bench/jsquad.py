@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from shirabe.embedders.factory import make_embedder
+from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.records import ScoredId
@@ -34,7 +35,7 @@ from shirabe.retrievers.hits import hits_for
 from shirabe.retrievers.hybrid import HybridRetriever
 from shirabe.settings import Settings
 
-from common import CACHE, SHARED, TimedEmbedder, percentile, write_result
+from common import CACHE, SHARED, percentile, write_result
 
 DEFAULT_FILE = SHARED / "data" / "jsquad" / "valid-v1.3.json"
 CANDIDATES = 100
@@ -132,7 +133,7 @@ def main() -> None:
     settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
     if args.fresh:
         shutil.rmtree(settings.home, ignore_errors=True)
-    embedder = TimedEmbedder(make_embedder(settings))
+    embedder = MeteredEmbedder(make_embedder(settings))
     app = Shirabe(settings, embedder=embedder)
 
     started = time.perf_counter()

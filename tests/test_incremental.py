@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.stores.protocol import Filters
-
-from conftest import CountingEmbedder
 
 POLICY = "# 休暇規程\n\n## 申請方法\n\n有給休暇はミナモ勤怠から3営業日前までに申請する。\n"
 EXPENSE = "経費精算は発生月の翌月10日までに行う。領収書を添付すること。\n"
@@ -28,7 +27,7 @@ def found(app: Shirabe, query: str) -> list[str]:
 
 
 def test_unchanged_files_cost_nothing(
-    app: Shirabe, embedder: CountingEmbedder, tmp_path: Path
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path
 ) -> None:
     docs = tmp_path / "docs"
     write(docs / "休暇.md", POLICY)
@@ -69,7 +68,7 @@ def test_deleted_file_leaves_the_index(app: Shirabe, tmp_path: Path) -> None:
 
 
 def test_rename_moves_without_reembedding(
-    app: Shirabe, embedder: CountingEmbedder, tmp_path: Path
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path
 ) -> None:
     docs = tmp_path / "docs"
     old = write(docs / "経費.txt", EXPENSE)
