@@ -80,3 +80,13 @@ def test_path_filter_applies_before_ranking(sample_app: Shirabe) -> None:
     hits = sample_app.search("申請", k=5, filters=Filters(path_glob="経理/*"))
     assert hits
     assert all("/経理/" in h.chunk.source for h in hits)
+
+
+def test_mmr_diversifies_without_losing_the_best_hit(sample_app: Shirabe) -> None:
+    question = "ERR-105が表示されたらどうすればいいですか？"
+    plain = sample_app.search(question, k=5)
+    settings = sample_app.settings.model_copy(update={"mmr_lambda": 0.3})
+    diverse = Shirabe(settings, embedder=sample_app.embedder).search(question, k=5)
+    assert diverse[0].chunk_id == plain[0].chunk_id
+    assert len({h.chunk_id for h in diverse}) == 5
+    assert [h.chunk_id for h in diverse] != [h.chunk_id for h in plain]
