@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --upgrade pip
 
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -e .
+	$(BIN)/python -m pip install -e '.[all]'
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
