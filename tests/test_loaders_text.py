@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-from shirabe.loaders import LoadError, loader_for, supported_extensions
+from shirabe.loaders import LoadError, LoadOptions, loader_for, supported_extensions
 from shirabe.loaders.factory import _loaders_in
 from shirabe.loaders.markdown import MarkdownLoader, split_front_matter
 from shirabe.loaders.text import TextLoader, first_heading
@@ -72,7 +72,7 @@ def test_discovery_takes_only_loader_classes_defined_in_the_module() -> None:
     class FakeLoader:
         extensions: ClassVar[tuple[str, ...]] = (".fake",)
 
-        def load(self, path: Path) -> Document:
+        def load(self, path: Path, options: LoadOptions) -> Document:
             return Document(path=str(path), parts=[])
 
     class _Private(FakeLoader):
@@ -108,7 +108,7 @@ def test_importing_the_package_imports_no_loader_module() -> None:
 @pytest.mark.parametrize("codec", ["utf-8", "utf-8-sig", "cp932", "euc_jp", "utf-16"])
 def test_text_loader_reads_each_encoding(tmp_path: Path, codec: str) -> None:
     path = _write(tmp_path, "rules.txt", EXPENSE_RULES.encode(codec))
-    document = TextLoader().load(path)
+    document = TextLoader().load(path, LoadOptions())
     assert document.path == str(path)
     assert document.title == "第1章 総則"
     assert len(document.parts) == 1
@@ -120,7 +120,7 @@ def test_text_loader_reads_each_encoding(tmp_path: Path, codec: str) -> None:
 
 def test_expense_rules_become_headings(tmp_path: Path) -> None:
     path = _write(tmp_path, "rules.txt", EXPENSE_RULES.encode("cp932"))
-    text = TextLoader().load(path).parts[0].text
+    text = TextLoader().load(path, LoadOptions()).parts[0].text
     headings = [line for line in text.split("\n") if line.startswith("#")]
     assert headings == [
         "# 第1章 総則",
@@ -134,13 +134,13 @@ def test_expense_rules_become_headings(tmp_path: Path) -> None:
 
 def test_text_loader_without_headings_has_no_title(tmp_path: Path) -> None:
     path = _write(tmp_path, "memo.txt", "# 番号付きメモ\n本文です。\n".encode())
-    document = TextLoader().load(path)
+    document = TextLoader().load(path, LoadOptions())
     assert document.title is None
     assert document.parts[0].text == "\\# 番号付きメモ\n本文です。\n"
 
 
 def test_empty_text_file_is_loaded_with_a_warning(tmp_path: Path) -> None:
-    document = TextLoader().load(_write(tmp_path, "empty.txt", b""))
+    document = TextLoader().load(_write(tmp_path, "empty.txt", b""), LoadOptions())
     assert document.parts[0].text == ""
     assert document.warnings == ["empty file"]
 
@@ -149,7 +149,7 @@ def test_text_loader_on_shift_jis_fixture() -> None:
     path = FIXTURES / "text" / "shiftjis.txt"
     if not path.is_file():
         pytest.skip(f"real-world text fixture not found at {path}")
-    document = TextLoader().load(path)
+    document = TextLoader().load(path, LoadOptions())
     text = document.parts[0].text
     assert text.startswith("全文検索の技術調査について2\n")
     assert "\n# Apache Solr\n" in text
@@ -164,7 +164,7 @@ def test_text_loader_on_shift_jis_fixture() -> None:
 def test_binary_file_is_a_load_error(tmp_path: Path, loader: TextLoader | MarkdownLoader) -> None:
     path = _write(tmp_path, "image.txt", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     with pytest.raises(LoadError) as excinfo:
-        loader.load(path)
+        loader.load(path, LoadOptions())
     assert excinfo.value.reason == "binary file, not text"
     assert excinfo.value.path == str(path)
 
@@ -172,18 +172,18 @@ def test_binary_file_is_a_load_error(tmp_path: Path, loader: TextLoader | Markdo
 def test_unknown_encoding_is_a_load_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "latin1.txt", "café crème".encode("latin-1"))
     with pytest.raises(LoadError, match="unknown text encoding"):
-        TextLoader().load(path)
+        TextLoader().load(path, LoadOptions())
 
 
 def test_missing_file_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError) as excinfo:
-        MarkdownLoader().load(tmp_path / "gone.md")
+        MarkdownLoader().load(tmp_path / "gone.md", LoadOptions())
     assert excinfo.value.reason == "file not found"
 
 
 def test_directory_is_a_load_error(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="is a directory"):
-        TextLoader().load(tmp_path)
+        TextLoader().load(tmp_path, LoadOptions())
 
 
 def test_unreadable_file_is_a_load_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -194,7 +194,7 @@ def test_unreadable_file_is_a_load_error(tmp_path: Path, monkeypatch: pytest.Mon
 
     monkeypatch.setattr(Path, "read_bytes", deny)
     with pytest.raises(LoadError) as excinfo:
-        TextLoader().load(path)
+        TextLoader().load(path, LoadOptions())
     assert excinfo.value.reason == "permission denied"
 
 
@@ -214,7 +214,7 @@ def test_markdown_front_matter_gives_title_and_metadata(tmp_path: Path) -> None:
         "# 概要\n\n本文です。\n"
     )
     path = _write(tmp_path, "rules.md", source.encode("cp932"))
-    document = MarkdownLoader().load(path)
+    document = MarkdownLoader().load(path, LoadOptions())
     assert document.title == "出張旅費規程"
     assert document.metadata == {"title": "出張旅費規程", "author": "総務部", "version": "2.1"}
     assert document.parts[0].text == "# 概要\n\n本文です。\n"
@@ -222,14 +222,18 @@ def test_markdown_front_matter_gives_title_and_metadata(tmp_path: Path) -> None:
 
 def test_markdown_title_falls_back_to_first_h1(tmp_path: Path) -> None:
     source = "---\nauthor: 総務部\n---\n## 小見出し\n\n```\n# コード内\n```\n\n# 経費規程\n"
-    document = MarkdownLoader().load(_write(tmp_path, "a.markdown", source.encode("utf-8-sig")))
+    document = MarkdownLoader().load(
+        _write(tmp_path, "a.markdown", source.encode("utf-8-sig")), LoadOptions()
+    )
     assert document.title == "経費規程"
     assert document.metadata == {"author": "総務部"}
 
 
 def test_markdown_without_front_matter_is_unchanged(tmp_path: Path) -> None:
     source = "# 手順\r\n\r\n1. 申請する\r\n"
-    document = MarkdownLoader().load(_write(tmp_path, "b.md", source.encode("euc_jp")))
+    document = MarkdownLoader().load(
+        _write(tmp_path, "b.md", source.encode("euc_jp")), LoadOptions()
+    )
     assert document.parts[0].text == "# 手順\n\n1. 申請する\n"
     assert document.title == "手順"
     assert document.metadata == {}

@@ -14,6 +14,7 @@ from shirabe.embedders.protocol import Embedder
 from shirabe.generators.factory import make_generator
 from shirabe.generators.protocol import Generator
 from shirabe.ingest import Ingestor, Progress, source_path
+from shirabe.loaders import LoadOptions
 from shirabe.passages import chunk_terms
 from shirabe.query import Query
 from shirabe.records import Answer, Hit, IndexStatus, IngestReport
@@ -114,6 +115,12 @@ class Shirabe:
             sentence_vectors=self.settings.sentence_vectors,
             max_file_bytes=self.settings.max_file_bytes,
             refresh_every_files=self.settings.refresh_every_files,
+            load_options=LoadOptions(
+                passwords=self.settings.passwords,
+                max_unzipped_bytes=self.settings.max_unzipped_bytes,
+                ocr=self.settings.ocr,
+                ocr_languages=self.settings.ocr_languages,
+            ),
         )
         return ingestor.run([Path(p) for p in paths], progress)
 

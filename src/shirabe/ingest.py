@@ -13,7 +13,7 @@ from typing import Literal
 
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
-from shirabe.loaders import LoadError, loader_for, supported_extensions
+from shirabe.loaders import LoadError, LoadOptions, loader_for, supported_extensions
 from shirabe.passages import chunk_terms, embedding_key, embedding_texts
 from shirabe.records import Chunk, FileResult, IngestReport
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
@@ -111,6 +111,7 @@ class Ingestor:
         sentence_vectors: bool,
         max_file_bytes: int,
         refresh_every_files: int = 200,
+        load_options: LoadOptions | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -119,6 +120,7 @@ class Ingestor:
         self._sentence_vectors = sentence_vectors
         self._max_file_bytes = max_file_bytes
         self._refresh_every_files = refresh_every_files
+        self._load_options = load_options or LoadOptions()
 
     def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         started = time.perf_counter()
@@ -194,7 +196,7 @@ class Ingestor:
         if loader is None:
             return self._fail(path, f"unsupported file type {path.suffix or '(none)'}", record)
         try:
-            document = loader.load(path)
+            document = loader.load(path, self._load_options)
             chunks = self._chunker.chunk(document)
             indexed = self._index(chunks)
         except LoadError as exc:

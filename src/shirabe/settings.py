@@ -70,6 +70,16 @@ class Settings(BaseSettings):
 
     # ingestion
     max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
+    max_unzipped_bytes: int = Field(
+        default=1024 * 1024 * 1024, ge=1, description="Zip-bomb guard for docx/xlsx/pptx."
+    )
+    passwords: dict[str, str] = Field(
+        default_factory=dict,
+        description="Passwords for encrypted PDFs: path or name glob → password "
+        '(SHIRABE_PASSWORDS=\'{"*.pdf": "secret"}\').',
+    )
+    ocr: bool = Field(default=True, description="OCR PDF pages without text (needs Tesseract).")
+    ocr_languages: str = "jpn+eng"
     refresh_every_files: int = Field(
         default=200, ge=1, description="During long ingests, publish the index this often."
     )

@@ -4,6 +4,6 @@ Importing this package stays cheap: loader modules are imported on the first loo
 """
 
 from shirabe.loaders.factory import loader_for, supported_extensions
-from shirabe.loaders.protocol import Loader, LoadError
+from shirabe.loaders.protocol import Loader, LoadError, LoadOptions
 
-__all__ = ["LoadError", "Loader", "loader_for", "supported_extensions"]
+__all__ = ["LoadError", "LoadOptions", "Loader", "loader_for", "supported_extensions"]

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
+from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.text import first_heading, read_text
 from shirabe.records import Document, Part
 
@@ -23,7 +24,7 @@ class MarkdownLoader:
 
     extensions: ClassVar[tuple[str, ...]] = (".md", ".markdown")
 
-    def load(self, path: Path) -> Document:
+    def load(self, path: Path, options: LoadOptions) -> Document:
         text = read_text(path)
         metadata, body = split_front_matter(text)
         title = metadata.get("title") or first_heading(body, max_level=1)

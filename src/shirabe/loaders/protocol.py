@@ -2,10 +2,32 @@
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
 
 from shirabe.records import Document
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOptions:
+    """What loaders may need beyond the file itself; built from the settings."""
+
+    passwords: Mapping[str, str] = field(default_factory=dict)
+    """Glob over the file path (or its name) → password, for encrypted PDFs."""
+    max_unzipped_bytes: int = 1024 * 1024 * 1024
+    """Refuse OOXML packages (docx, xlsx, pptx) that would expand beyond this (zip bombs)."""
+    ocr: bool = True
+    """Run Tesseract on PDF pages without a usable text layer, when it is installed."""
+    ocr_languages: str = "jpn+eng"
+
+    def password_for(self, path: Path) -> str | None:
+        for pattern, password in self.passwords.items():
+            if fnmatch.fnmatch(str(path), pattern) or fnmatch.fnmatch(path.name, pattern):
+                return password
+        return None
 
 
 class LoadError(Exception):
@@ -21,9 +43,11 @@ class Loader(Protocol):
     """Turns one file into a :class:`Document` whose parts are Markdown.
 
     ``extensions`` lists the lower-case suffixes (with dot) the loader handles. Heavy third-party
-    imports happen inside ``load``, never at module import.
+    imports happen inside ``load``, never at module import; a missing one raises ``LoadError``
+    naming the install command. Problems that still let part of the file in (a page needing
+    OCR) go to ``Document.warnings``.
     """
 
     extensions: ClassVar[tuple[str, ...]]
 
-    def load(self, path: Path) -> Document: ...
+    def load(self, path: Path, options: LoadOptions) -> Document: ...

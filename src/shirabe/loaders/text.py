@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from shirabe.encoding import EncodingError, decode_bytes
-from shirabe.loaders.protocol import LoadError
+from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
 
@@ -27,7 +27,7 @@ class TextLoader:
 
     extensions: ClassVar[tuple[str, ...]] = (".txt",)
 
-    def load(self, path: Path) -> Document:
+    def load(self, path: Path, options: LoadOptions) -> Document:
         text = read_text(path)
         markdown = plain_text_to_markdown(text)
         warnings = [] if text.strip() else ["empty file"]
