@@ -180,6 +180,9 @@ def _print_report(report: IngestReport) -> None:
         f"削除 removed [magenta]{c['removed']}[/] · 変更なし unchanged {c['unchanged']} · "
         f"失敗 failed [red]{c['failed']}[/]  ({report.seconds:.1f}s)"
     )
+    for f in report.files:
+        for warning in f.warnings:
+            err.print(f"[yellow]warning[/] {escape(display_path(f.path))}: {escape(warning)}")
     for f in report.failures:
         err.print(f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}")
 

@@ -121,6 +121,7 @@ class Shirabe:
                 ocr=self.settings.ocr,
                 ocr_languages=self.settings.ocr_languages,
             ),
+            load_timeout=self.settings.load_timeout,
         )
         return ingestor.run([Path(p) for p in paths], progress)
 

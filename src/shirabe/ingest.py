@@ -14,8 +14,9 @@ from typing import Literal
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.loaders import LoadError, LoadOptions, loader_for, supported_extensions
+from shirabe.loading import TimedLoader
 from shirabe.passages import chunk_terms, embedding_key, embedding_texts
-from shirabe.records import Chunk, FileResult, IngestReport
+from shirabe.records import Chunk, FileOutcome, FileResult, IngestReport
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 from shirabe.tokenizers.protocol import Tokenizer
 
@@ -112,6 +113,7 @@ class Ingestor:
         max_file_bytes: int,
         refresh_every_files: int = 200,
         load_options: LoadOptions | None = None,
+        load_timeout: float | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -120,7 +122,7 @@ class Ingestor:
         self._sentence_vectors = sentence_vectors
         self._max_file_bytes = max_file_bytes
         self._refresh_every_files = refresh_every_files
-        self._load_options = load_options or LoadOptions()
+        self._loader = TimedLoader(load_options or LoadOptions(), load_timeout)
 
     def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         started = time.perf_counter()
@@ -154,6 +156,7 @@ class Ingestor:
         for gone in removed:
             if self._store.remove_source(gone):
                 report.files.append(FileResult(gone, "removed"))
+        self._loader.close()
         notify(IngestEvent("index", len(files), len(files)))
         self._store.refresh()
         if changed >= self._refresh_every_files:
@@ -192,11 +195,10 @@ class Ingestor:
             if previous.mtime != record.mtime or previous.size != record.size:
                 self._store.touch_source(record)
             return FileResult(key, "unchanged", chunks=previous.chunks)
-        loader = loader_for(path)
-        if loader is None:
+        if loader_for(path) is None:
             return self._fail(path, f"unsupported file type {path.suffix or '(none)'}", record)
         try:
-            document = loader.load(path, self._load_options)
+            document = self._loader.load(path)
             chunks = self._chunker.chunk(document)
             indexed = self._index(chunks)
         except LoadError as exc:
@@ -204,10 +206,16 @@ class Ingestor:
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", path)
             return self._fail(path, f"{type(exc).__name__}: {exc}", record)
-        self._store.replace_source(replace(record, metadata=dict(document.metadata)), indexed)
-        if previous is not None and previous.chunks > 0:
-            return FileResult(key, "updated", chunks=len(indexed))
-        return FileResult(key, "added", chunks=len(indexed))
+        if not indexed:
+            return self._fail(path, "no text found", record)
+        warnings = tuple(document.warnings)
+        self._store.replace_source(
+            replace(record, metadata=dict(document.metadata), warnings=warnings), indexed
+        )
+        outcome: FileOutcome = (
+            "updated" if previous is not None and previous.chunks > 0 else "added"
+        )
+        return FileResult(key, outcome, chunks=len(indexed), warnings=warnings)
 
     def _fail(self, path: Path, reason: str, record: SourceRecord | None = None) -> FileResult:
         key = source_path(path)

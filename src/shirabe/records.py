@@ -138,6 +138,7 @@ class FileResult:
     outcome: FileOutcome
     chunks: int = 0
     reason: str | None = None
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -171,6 +172,7 @@ class SourceInfo:
     error: str | None
     chunks: int
     ingested_at: str
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

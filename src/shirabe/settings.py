@@ -79,6 +79,9 @@ class Settings(BaseSettings):
         '(SHIRABE_PASSWORDS=\'{"*.pdf": "secret"}\').',
     )
     ocr: bool = Field(default=True, description="OCR PDF pages without text (needs Tesseract).")
+    load_timeout: float | None = Field(
+        default=300.0, gt=0, description="Seconds one file may take to read; None: no limit."
+    )
     ocr_languages: str = "jpn+eng"
     refresh_every_files: int = Field(
         default=200, ge=1, description="During long ingests, publish the index this often."

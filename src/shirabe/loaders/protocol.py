@@ -38,6 +38,9 @@ class LoadError(Exception):
         self.path = str(path)
         self.reason = reason
 
+    def __reduce__(self) -> tuple[type[LoadError], tuple[str, str]]:
+        return (LoadError, (self.path, self.reason))
+
 
 class Loader(Protocol):
     """Turns one file into a :class:`Document` whose parts are Markdown.

@@ -32,6 +32,7 @@ class SourceRecord:
     size: int
     mtime: float
     metadata: Mapping[str, str] = field(default_factory=dict)
+    warnings: Sequence[str] = ()
 
 
 @dataclass(frozen=True, slots=True)

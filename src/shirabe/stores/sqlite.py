@@ -74,6 +74,9 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE chunks ADD COLUMN sentence_tokens TEXT NOT NULL DEFAULT '[]';
     DELETE FROM meta WHERE key = 'tokenizer';
     """,
+    """
+    ALTER TABLE sources ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
+    """,
 )
 
 _BATCH = 500
@@ -93,6 +96,7 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
         error=row["error"],
         chunks=row["chunks"],
         ingested_at=row["ingested_at"],
+        warnings=tuple(json.loads(row["warnings"])),
     )
 
 
@@ -269,11 +273,13 @@ class SQLiteStore:
     ) -> int:
         conn.execute(
             """
-            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at,
+                warnings)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
                 mtime = excluded.mtime, status = excluded.status, error = excluded.error,
-                metadata = excluded.metadata, ingested_at = excluded.ingested_at
+                metadata = excluded.metadata, ingested_at = excluded.ingested_at,
+                warnings = excluded.warnings
             """,
             (
                 source.path,
@@ -284,6 +290,7 @@ class SQLiteStore:
                 error,
                 json.dumps(dict(source.metadata), ensure_ascii=False),
                 _now(),
+                json.dumps(list(source.warnings), ensure_ascii=False),
             ),
         )
         row = conn.execute("SELECT id FROM sources WHERE path = ?", (source.path,)).fetchone()
