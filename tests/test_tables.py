@@ -21,7 +21,12 @@ def test_cell_text(value: object, expected: str) -> None:
 
 
 def test_short_rows_are_padded_and_empty_columns_dropped() -> None:
-    rows = [["項目", None, "値"], ["容量", None], [None, None, None], ["色", "", "白"]]
+    rows: list[list[str | None]] = [
+        ["項目", None, "値"],
+        ["容量", None],
+        [None, None, None],
+        ["色", "", "白"],
+    ]
     assert markdown_table(rows) == "\n".join(
         [
             "| 項目 | 値 |",
