@@ -257,6 +257,39 @@ def test_tracked_changes_headers_footers_and_breaks(tmp_path: Path) -> None:
     assert "\n\n\n" not in text
 
 
+MC_NS = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+
+
+def test_text_boxes_fields_and_content_controls(tmp_path: Path) -> None:
+    document = docx.Document()
+    host = document.add_paragraph("本文の段落")
+    box = "<w:txbxContent><w:p><w:r><w:t>枠内の注記</w:t></w:r></w:p></w:txbxContent>"
+    host._p.append(
+        parse_xml(
+            f"<w:r {W_NS} {MC_NS}><mc:AlternateContent>"
+            f'<mc:Choice Requires="wps"><w:drawing>{box}</w:drawing></mc:Choice>'
+            f"<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback>"
+            "</mc:AlternateContent></w:r>"
+        )
+    )
+    field = document.add_paragraph("ページ ")
+    for run in (
+        '<w:fldChar w:fldCharType="begin"/>',
+        "<w:instrText> PAGE </w:instrText>",
+        '<w:fldChar w:fldCharType="separate"/>',
+        "<w:t>7</w:t>",
+        '<w:fldChar w:fldCharType="end"/>',
+    ):
+        field._p.append(parse_xml(f"<w:r {W_NS}>{run}</w:r>"))
+    control = (
+        f"<w:sdt {W_NS}><w:sdtPr/><w:sdtContent>"
+        "<w:p><w:r><w:t>入力欄の内容</w:t></w:r></w:p></w:sdtContent></w:sdt>"
+    )
+    document.element.body.insert(len(document.element.body) - 1, parse_xml(control))
+    text = text_of(document, tmp_path)
+    assert text == "本文の段落\n\n枠内の注記\n\nページ 7\n\n入力欄の内容"
+
+
 def test_core_title_wins_over_the_first_heading(tmp_path: Path) -> None:
     document = docx.Document()
     document.core_properties.title = "就業規則"

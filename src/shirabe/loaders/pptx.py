@@ -6,9 +6,9 @@ one, the presentation:
 * a presentation title (the core ``title`` property unless it is a default such as
   "PowerPoint Presentation") is a ``#`` heading at the top of the first slide, and slide
   titles are ``##`` beneath it; a slide whose title repeats the presentation title (the
-  title slide) gets no second heading; an untitled slide repeats the ``#`` presentation
-  heading, so its chunks cite ``file › presentation › スライド4`` rather than inheriting the
-  previous slide's title;
+  title slide) gets no second heading; an untitled slide, like one titled as the
+  presentation, repeats the ``#`` presentation heading, so its chunks cite
+  ``file › presentation › スライド4`` rather than inheriting the previous slide's title;
 * without a presentation title, slide titles are ``#`` and an untitled slide is headed
   ``スライド n``, the only way to stop it inheriting the previous slide's title.
 
@@ -112,7 +112,7 @@ def slide_markdown(
     """The Markdown of one slide part (heading rules in the module docstring)."""
     blocks: list[str] = []
     if deck_title is not None:
-        if number == 1 or not title:
+        if number == 1 or not title or title == deck_title:
             blocks.append(f"# {deck_title}")
         if title and title != deck_title:
             blocks.append(f"## {title}")
