@@ -98,6 +98,7 @@ def test_slide_markdown_heading_rules() -> None:
         slide_markdown(3, None, "本文", "メモ", deck) == "# 営業方針\n\n本文\n\n## ノート\n\nメモ"
     )
     assert slide_markdown(5, deck, "まとめ", "", deck) == "# 営業方針\n\nまとめ"
+    assert slide_markdown(6, "質疑応答", "", "", deck) == "## 質疑応答\n\n質疑応答"
     assert slide_markdown(1, "売上", "本文", "", None) == "# 売上\n\n本文"
     assert slide_markdown(4, None, "本文", "", None) == "# スライド 4\n\n本文"
 

@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shirabe.loaders.ooxml import check_package
+from shirabe.loaders.ooxml import check_package, describe_error, meaningful_title
 from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
 from shirabe.tables import markdown_table
 
@@ -49,12 +50,6 @@ _TITLE_NAMES = frozenset({"title", "表題", "タイトル"})
 _LIST_STYLE_DEPTH = re.compile(r"^list(?:bullet|number|continue)(\d)$")
 _DECIMAL_MARKER = re.compile(r"^(\d+)[.．)）]$")
 _SPACE = re.compile(r"[ \t\u3000]+")
-_PLACEHOLDER_TITLES = re.compile(
-    r"^(?:|untitled|無題|document\d*|文書\d*|title|タイトル|表題|"
-    r"presentation\d*|powerpoint presentation|powerpoint プレゼンテーション|"
-    r"プレゼンテーション\d*|(?:slide|スライド)\s*\d+|microsoft word - .*)$",
-    re.IGNORECASE,
-)
 
 _SKIPPED = frozenset(
     {
@@ -96,16 +91,6 @@ def _val(element: Element | None, name: str = "val") -> str | None:
         return None
     value = element.get(_w(name))
     return str(value) if value is not None else None
-
-
-def meaningful_title(value: str | None) -> str | None:
-    """``value`` stripped, or ``None`` when it is empty or a default such as "Slide 1"."""
-    if value is None:
-        return None
-    text = _SPACE.sub(" ", value).strip()
-    if _PLACEHOLDER_TITLES.match(text):
-        return None
-    return text
 
 
 def normalize_style_name(name: str) -> str:
@@ -653,7 +638,8 @@ class DocxLoader:
             doc = docx.Document(str(path))
         except Exception as exc:
             logger.debug("python-docx cannot open %s", path, exc_info=True)
-            raise LoadError(path, f"corrupt or unreadable Word file ({_describe(exc)})") from exc
+            reason = f"corrupt or unreadable Word file ({describe_error(exc)})"
+            raise LoadError(path, reason) from exc
         try:
             walker = Walker(parse_styles(_styles_root(doc)), parse_numbering(_numbering_root(doc)))
             blocks = walker.blocks(doc.element.body)
@@ -661,8 +647,11 @@ class DocxLoader:
             metadata = _metadata(doc)
         except Exception as exc:
             logger.debug("cannot read %s", path, exc_info=True)
-            raise LoadError(path, f"corrupt or unreadable Word file ({_describe(exc)})") from exc
+            reason = f"corrupt or unreadable Word file ({describe_error(exc)})"
+            raise LoadError(path, reason) from exc
         text = render(blocks)
+        if not any(b.kind == "heading" for b in blocks):
+            text = plain_text_to_markdown(text)  # no heading styles: 第1章, 【別紙】 lines
         title = meaningful_title(core_title) or first_heading_text(blocks)
         warnings = [] if text.strip() else ["no text found"]
         return Document(
@@ -672,13 +661,6 @@ class DocxLoader:
             metadata=metadata,
             warnings=warnings,
         )
-
-
-def _describe(exc: Exception) -> str:
-    message = " ".join(str(exc).split())
-    if len(message) > 120:
-        message = message[:117] + "..."
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 def _styles_root(doc: Any) -> Element | None:

@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shirabe.loaders.docx import meaningful_title
-from shirabe.loaders.ooxml import check_package
+from shirabe.loaders.ooxml import check_package, describe_error, meaningful_title
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.records import Document, Part
 from shirabe.tables import markdown_table
@@ -122,6 +121,8 @@ def slide_markdown(
         level = "##"
     if body:
         blocks.append(body)
+    elif title and not notes:
+        blocks.append(title)  # a title-only slide is still found by its title
     if notes:
         blocks.extend((f"{level} {NOTES_HEADING}", notes))
     return "\n\n".join(blocks)
@@ -297,7 +298,7 @@ class PptxLoader:
         except Exception as exc:
             logger.debug("cannot read %s", path, exc_info=True)
             raise LoadError(
-                path, f"corrupt or unreadable PowerPoint file ({_describe(exc)})"
+                path, f"corrupt or unreadable PowerPoint file ({describe_error(exc)})"
             ) from exc
         parts = [
             Part(slide_markdown(n, title, body, notes, deck_title), {"slide": n})
@@ -310,10 +311,3 @@ class PptxLoader:
         elif not any(body or notes or t for t, body, notes in slides):
             warnings.append("no text found")
         return Document(path=str(path), parts=parts, title=title, warnings=warnings)
-
-
-def _describe(exc: Exception) -> str:
-    message = " ".join(str(exc).split())
-    if len(message) > 120:
-        message = message[:117] + "..."
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
