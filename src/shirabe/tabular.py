@@ -254,7 +254,7 @@ def is_pair(row: Row) -> bool:
 
 def text_count(row: Row) -> int:
     """Cells that read as words: text, and not digits stored as text (``090``)."""
-    return sum(1 for cell in row.cells if cell.kind == "text" and infer_kind(cell.text) == "text")
+    return sum(1 for cell in row.cells if _is_word(cell))
 
 
 def is_title_text(text: str) -> bool:
@@ -292,9 +292,21 @@ def find_header(rows: Sequence[Row]) -> int | None:
         row = rows[index]
         count = text_count(row)
         score = (count, sum(cell.span for cell in row.cells))
-        if count >= 2 and score > best_score and count * 2 >= len(row.cells):
-            best, best_score = index, score
+        if count < 2 or score <= best_score or count * 2 < len(row.cells):
+            continue
+        neighbours = [*rows[max(0, index - 1) : index], *rows[index + 1 : index + 2]]
+        if count < len(row.cells) and any(_signature(n) == _signature(row) for n in neighbours):
+            continue  # numbers in the same places as a neighbour: data, not a header
+        best, best_score = index, score
     return best
+
+
+def _is_word(cell: Cell) -> bool:
+    return cell.kind == "text" and infer_kind(cell.text) == "text"
+
+
+def _signature(row: Row) -> tuple[tuple[int, bool], ...]:
+    return tuple((cell.column, _is_word(cell)) for cell in row.cells)
 
 
 def header_names(
@@ -406,6 +418,7 @@ class _Table:
     names: dict[int, str]
     rows: int = 0
     kinds: dict[int, Counter[Kind]] = field(default_factory=dict)
+    shapes: set[tuple[tuple[int, bool], ...]] = field(default_factory=set)
 
 
 class _Stream:
@@ -483,10 +496,16 @@ def layout(rows: Iterable[Row], unnamed: Callable[[int], str] = letter_name) -> 
         count = 0
         while count < len(body) and is_pair(body[count]):
             count += 1
+        if 0 < count < len(body) and _heads(body[count - 1], body[count]):
+            count -= 1  # a two-column table's header, not a key/value pair
         pairs = body[:count]
         yield from _flush_titles(titles, leading)
-        if count == len(body) and (not complete or count > MAX_KEY_VALUE_ROWS):
-            pairs = []  # a long two-column block is a table
+        if count == len(body) and (
+            not complete
+            or count > MAX_KEY_VALUE_ROWS
+            or (count > 1 and all(_is_word(row.cells[1]) for row in pairs))
+        ):
+            pairs = []  # a long, or all-words, two-column block is a table
         elif pairs:
             yield Record(tuple(pair_line(row) for row in pairs), pairs[0].number)
             body = body[count:]
@@ -511,6 +530,12 @@ def layout(rows: Iterable[Row], unnamed: Callable[[int], str] = letter_name) -> 
     yield from _flush_titles(titles, [])
 
 
+def _heads(pair: Row, following: Row) -> bool:
+    """Whether a two-word row sits over the same two columns as the row after it."""
+    columns = [cell.column for cell in pair.cells]
+    return text_count(pair) == 2 and [cell.column for cell in following.cells] == columns
+
+
 def _single_column(rows: Sequence[Row]) -> Row | None:
     """The first row when ``rows`` are a one-column list (a header and values in one
     column, mostly not text), else ``None``."""
@@ -524,13 +549,14 @@ def _single_column(rows: Sequence[Row]) -> Row | None:
 
 def _continues(table: _Table, row: Row) -> bool:
     """Whether ``row``, after blank rows, still belongs to ``table``: the table has no data
-    yet (a blank row under the header), or the row is plainly data in the table's columns."""
+    yet (a blank row under the header), or the row is plainly data in the table's columns
+    (mostly numbers and dates, or words and numbers in the places of an earlier row)."""
     if is_lone(row) and row.cells[0].kind == "text":
         return False
     if table.rows == 0:
         return True
     inside = all(cell.column in table.names for cell in row.cells)
-    return inside and text_count(row) * 2 < len(row.cells)
+    return inside and (text_count(row) * 2 < len(row.cells) or _signature(row) in table.shapes)
 
 
 def _data_row(table: _Table, row: Row, unnamed: Callable[[int], str]) -> Iterator[Event]:
@@ -540,6 +566,8 @@ def _data_row(table: _Table, row: Row, unnamed: Callable[[int], str]) -> Iterato
         lines = record_lines(row, table.names, unnamed)
         for cell in row.cells:
             table.kinds.setdefault(cell.column, Counter())[cell.kind] += 1
+        if len(table.shapes) < 64:
+            table.shapes.add(_signature(row))
     if lines:
         table.rows += 1
         yield Record(tuple(lines), row.number)
