@@ -182,6 +182,27 @@ def test_article_header_and_footer_are_content(tmp_path: Path) -> None:
     assert "担当：総務部" in text
 
 
+def test_content_left_in_an_unclosed_head_is_kept(tmp_path: Path) -> None:
+    document = _load(tmp_path, "<html><head><title>題名</title><p>閉じていないheadの本文")
+    assert document.parts[0].text == "閉じていないheadの本文\n"
+    assert document.title == "題名"
+
+
+def test_page_saved_from_word(tmp_path: Path) -> None:
+    html = (
+        '<html xmlns:o="urn:schemas-microsoft-com:office:office">'
+        '<head><meta http-equiv=Content-Type content="text/html; charset=shift_jis">'
+        "<!--[if gte mso 9]><xml><o:DocumentProperties><o:Author>作成者</o:Author>"
+        "</o:DocumentProperties></xml><![endif]--></head>"
+        "<body lang=JA><div class=WordSection1><h1>出張旅費規程</h1>"
+        "<p class=MsoNormal>第1条　この規程は出張旅費を定める。<o:p></o:p></p>"
+        "<p class=MsoListParagraph><![if !supportLists]>・<![endif]>日当は1,000円</p>"
+        "</div></body></html>"
+    )
+    text = _load(tmp_path, html.encode("cp932")).parts[0].text
+    assert text == "# 出張旅費規程\n\n第1条　この規程は出張旅費を定める。\n\n・日当は1,000円\n"
+
+
 def test_title_falls_back_to_first_h1(tmp_path: Path) -> None:
     document = _load(tmp_path, "<h2>小見出し</h2><h1>ページの題名</h1><p>本文</p>")
     assert document.title == "ページの題名"

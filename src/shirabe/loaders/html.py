@@ -81,7 +81,7 @@ _DROP_TAGS = frozenset(
         "audio",
         "map",
         "dialog",
-        "head",
+        "title",
         "link",
         "meta",
     }
