@@ -270,5 +270,6 @@ def test_ocr_of_image_only_pages(fixtures: Path) -> None:
     assert "page 1: text from OCR" in document.warnings
     assert document.parts and document.parts[0].locator == {"page": 1}
     report = PdfLoader().load(fixtures / "pdf" / "scanned-medical-report.pdf", LoadOptions())
-    assert [p.locator["page"] for p in report.parts] == [1, 2, 3]
+    assert [p.locator["page"] for p in report.parts] == [1, 2, 3], report.warnings
+    assert "SEATTLE GENERAL HOSPITAL" in report.parts[0].text
     assert all(w.endswith("text from OCR") for w in report.warnings)

@@ -20,7 +20,8 @@ from shirabe.pdftext import tidy_ocr_text
 
 logger = logging.getLogger(__name__)
 
-OCR_TIMEOUT_SECONDS = 120.0
+OCR_TIMEOUT_SECONDS = 300.0
+"""Per Tesseract run: a 300 dpi page takes 10-30 s on two busy cores; a hang is cut off."""
 OCR_THREADS = 2
 
 

@@ -543,11 +543,15 @@ class _Renderer:
         return target
 
     def _recognize(self, image: Path, languages: str) -> str:
-        """Horizontal OCR, retried as vertical Japanese when confidence is low; the more
-        confident readable result wins."""
+        """Horizontal OCR, retried as vertical Japanese (jpn_vert) when the result is Japanese
+        or empty and its confidence is low; the more confident readable result wins. Latin
+        pages are never retried: vertical Japanese cannot improve them and doubles the cost."""
         best = ocr.recognize(image, languages)
         vertical = ocr.vertical_languages(languages)
-        if vertical and (best.confidence < VERTICAL_OCR_BELOW or best.words == 0):
+        japanese = sum(1 for ch in best.text if "\u3040" <= ch <= "\u9fff")
+        latin = sum(1 for ch in best.text if ch.isascii() and ch.isalpha())
+        looks_japanese = best.words == 0 or japanese >= latin
+        if vertical and looks_japanese and best.confidence < VERTICAL_OCR_BELOW:
             other = ocr.recognize(image, vertical, psm=5)
             if other.words and other.confidence > best.confidence:
                 logger.debug("vertical OCR chosen: %.1f > %.1f", other.confidence, best.confidence)
