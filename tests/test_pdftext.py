@@ -15,6 +15,7 @@ from shirabe.pdftext import (
     lines_to_markdown,
     meaningful_title,
     merge_sparse_columns,
+    settle_blocks,
     text_quality,
 )
 
@@ -136,20 +137,22 @@ def test_lines_to_markdown_headings() -> None:
         _line("第1条（目的）", 1, x1=120),
         _line("この規程は、社員の出張旅費について定める。", 2, x1=300),
         _line("１ 総則", 3, x1=100),
-        _line("Overview of the results", 4, x1=250, size=16.0),
-        _line("1 Allen Institute for AI", 5, x1=200, size=8.0),
-        _line("91-504 Łódź 02-092 Warszawa", 6, x1=200),
-        _line("5 化粧品に配合されるグリセリンは、当該成分100g 中ジエチレングリコール0.1g", 7),
+        _line("総則を定める。", 4, x1=150),
+        _line("Overview of the results", 5, x1=250, size=16.0),
+        _line("1 Allen Institute for AI", 6, x1=200, size=8.0),
+        _line("91-504 Łódź 02-092 Warszawa", 7, x1=200),
+        _line("5 化粧品に配合されるグリセリンは、当該成分100g 中ジエチレングリコール0.1g", 8),
     ]
     blocks = lines_to_markdown(lines, HeadingTracker(), size=10.0)
-    assert blocks[:5] == [
+    assert blocks[:6] == [
         "## 第1章 総則",
         "### 第1条（目的）",
         "この規程は、社員の出張旅費について定める。",
         "### １ 総則",
+        "総則を定める。",
         "### Overview of the results",
     ]
-    assert not any(b.startswith("#") for b in blocks[5:])
+    assert not any(b.startswith("#") for b in blocks[6:])
 
 
 def test_merge_sparse_columns() -> None:
@@ -176,3 +179,24 @@ def test_merge_sparse_columns() -> None:
 )
 def test_meaningful_title(raw: str | None, title: str | None) -> None:
     assert meaningful_title(raw) == title
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        (
+            ["## 4 塩化ビニル", "## 5 塩化メチレン", "本文"],
+            ["4 塩化ビニル\n5 塩化メチレン", "本文"],
+        ),
+        (["## 研究の背景", "本文"], ["## 研究の背景", "本文"]),
+        (["## 総則", "### 目的", "本文"], ["## 総則", "### 目的", "本文"]),
+        (["## 第1条 目的", "## 第2条 定義"], ["## 第1条 目的", "## 第2条 定義"]),
+        (
+            ["•", "固有表現抽出：", "-", "## 機械学習を用いる"],
+            ["- 固有表現抽出：", "- 機械学習を用いる"],
+        ),
+        (["本文", "•"], ["本文", "•"]),
+    ],
+)
+def test_settle_blocks(blocks: list[str], expected: list[str]) -> None:
+    assert settle_blocks(blocks) == expected

@@ -401,7 +401,47 @@ def lines_to_markdown(
         paragraph.lines.append(line)
         previous = line
     flush()
-    return blocks
+    return settle_blocks(blocks)
+
+
+_HEADING_BLOCK = re.compile(r"^(#{1,6}) (.*)$")
+_LONE_BULLET = frozenset("•・●○■□◆◇▪▫–-*")
+
+
+def settle_blocks(blocks: Sequence[str]) -> list[str]:
+    """Undo layout guesses that would hide text in headings.
+
+    A run of two or more headings of one level with nothing between them is a list or a
+    block of names set large (``## 4 塩化ビニルモノマー`` / ``## 5 塩化メチレン``), not
+    structure: it becomes one paragraph, so its text lands in a chunk. 第N章/条 headings are
+    kept. A bullet glyph alone in a block is joined to the block after it as a ``- `` item.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(blocks):
+        block = blocks[i]
+        if block.strip() in _LONE_BULLET and i + 1 < len(blocks):
+            following = _HEADING_BLOCK.match(blocks[i + 1])
+            out.append("- " + (following[2] if following else blocks[i + 1]))
+            i += 2
+            continue
+        heading = _HEADING_BLOCK.match(block)
+        if heading is None or _UNIT_HEADING.match(heading[2]):
+            out.append(block)
+            i += 1
+            continue
+        j = i + 1
+        while j < len(blocks):
+            nxt = _HEADING_BLOCK.match(blocks[j])
+            if nxt is None or nxt[1] != heading[1] or _UNIT_HEADING.match(nxt[2]):
+                break
+            j += 1
+        if j - i >= 2:
+            out.append("\n".join(_HEADING_BLOCK.sub(r"\2", b) for b in blocks[i:j]))
+        else:
+            out.append(block)
+        i = j
+    return out
 
 
 def _starts_paragraph(
