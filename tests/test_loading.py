@@ -46,3 +46,14 @@ def test_without_a_limit_files_load_in_process(tmp_path: Path) -> None:
     loader = TimedLoader(LoadOptions(), timeout=None)
     assert loader.load(fine).parts[0].text.strip() == "本文。"
     loader.close()
+
+
+def test_the_time_limit_counts_from_the_last_progress(tmp_path: Path) -> None:
+    # about 6 s to read, with progress reported as rows go by: a 2 s limit does not stop it
+    huge = tmp_path / "huge.csv"
+    with huge.open("w", encoding="utf-8") as fh:
+        fh.write("番号,氏名,部署\n")
+        fh.writelines(f"{i},社員{i},総務部\n" for i in range(100_000))
+    with TimedLoader(LoadOptions(), timeout=2.0) as loader:
+        document = loader.load(huge)
+    assert len(document.parts) > 100_000

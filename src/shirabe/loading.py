@@ -14,10 +14,12 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from shirabe.loaders import LoadError, LoadOptions, loader_for
+from shirabe.loaders import LoadError, LoadOptions, loader_for, set_progress_hook
 from shirabe.records import Document
 
 log = logging.getLogger(__name__)
+
+WORKER_START_SECONDS = 120.0
 
 
 def load_file(path: Path, options: LoadOptions) -> Document:
@@ -29,7 +31,10 @@ def load_file(path: Path, options: LoadOptions) -> Document:
 
 
 def _serve(conn: Connection) -> None:
-    """Worker loop: receive (path, options), send back ("ok", document) or ("error", reason)."""
+    """Worker loop: receive (path, options), send ("progress", None) while reading, then
+    ("ok", document) or ("error", reason)."""
+    set_progress_hook(lambda: conn.send(("progress", None)))
+    conn.send(("ready", None))
     while True:
         try:
             request = conn.recv()
@@ -47,7 +52,9 @@ def _serve(conn: Connection) -> None:
 
 
 class TimedLoader:
-    """Loads files in a worker process, giving up on any file after ``timeout`` seconds.
+    """Loads files in a worker process, giving up on a file that makes no progress for
+    ``timeout`` seconds: from the start, or since the loader last reported a page or rows
+    (:func:`shirabe.loaders.report_progress`).
 
     With ``timeout=None`` files are loaded in the calling process.
     """
@@ -64,14 +71,18 @@ class TimedLoader:
         conn = self._worker()
         conn.send((str(path), self._options))
         started = time.monotonic()
-        if not conn.poll(self._timeout):
-            self._kill()
-            raise LoadError(path, f"took longer than {self._timeout:g} s to read (time limit)")
-        try:
-            status, payload = conn.recv()
-        except EOFError:
-            self._kill()
-            raise LoadError(path, "the reader crashed on this file") from None
+        status, payload = "progress", None
+        while status == "progress":
+            if not conn.poll(self._timeout):
+                self._kill()
+                raise LoadError(
+                    path, f"no progress for {self._timeout:g} s while reading (time limit)"
+                )
+            try:
+                status, payload = conn.recv()
+            except EOFError:
+                self._kill()
+                raise LoadError(path, "the reader crashed on this file") from None
         log.debug("loaded %s in %.2fs", path, time.monotonic() - started)
         if status == "error":
             raise LoadError(path, str(payload))
@@ -87,6 +98,10 @@ class TimedLoader:
             self._process.start()
             child.close()
             self._conn = parent
+            # the time limit is for reading files, not for starting Python on a busy machine
+            if not parent.poll(WORKER_START_SECONDS) or parent.recv()[0] != "ready":
+                self._kill()
+                raise RuntimeError("the file reader process did not start")
         return self._conn
 
     def _kill(self) -> None:

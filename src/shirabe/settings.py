@@ -80,7 +80,10 @@ class Settings(BaseSettings):
     )
     ocr: bool = Field(default=True, description="OCR PDF pages without text (needs Tesseract).")
     load_timeout: float | None = Field(
-        default=300.0, gt=0, description="Seconds one file may take to read; None: no limit."
+        default=300.0,
+        gt=0,
+        description="Per-file time limit: seconds a file may go without progress while it is "
+        "read (a PDF page, rows of a sheet); None: no limit.",
     )
     ocr_languages: str = "jpn+eng"
     refresh_every_files: int = Field(

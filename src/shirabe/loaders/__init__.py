@@ -4,6 +4,20 @@ Importing this package stays cheap: loader modules are imported on the first loo
 """
 
 from shirabe.loaders.factory import loader_for, supported_extensions
-from shirabe.loaders.protocol import Loader, LoadError, LoadOptions
+from shirabe.loaders.protocol import (
+    Loader,
+    LoadError,
+    LoadOptions,
+    report_progress,
+    set_progress_hook,
+)
 
-__all__ = ["LoadError", "LoadOptions", "Loader", "loader_for", "supported_extensions"]
+__all__ = [
+    "LoadError",
+    "LoadOptions",
+    "Loader",
+    "loader_for",
+    "report_progress",
+    "set_progress_hook",
+    "supported_extensions",
+]

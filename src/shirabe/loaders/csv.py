@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from shirabe.encoding import EncodingError, decode_bytes, detect_encoding
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
 from shirabe.records import Document, Locator, Part
 from shirabe.tabular import (
     Cell,
@@ -139,6 +139,7 @@ def _parts(text: TextIO, title: str, tab: bool) -> list[Part]:
 def _rows(records: Iterable[list[str]]) -> Iterator[Row]:
     """Non-empty records as rows numbered from 1; blank records leave gaps."""
     for number, record in enumerate(records, start=1):
+        report_progress()
         cells: list[Cell] = []
         for column, field in enumerate(record, start=1):
             value = clean_text(field.lstrip("\ufeff") if number == 1 else field)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe import ocr
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
 from shirabe.pdftext import (
     Box,
     HeadingTracker,
@@ -185,6 +185,7 @@ def _load(reading: _Reading) -> Document:
     with pdf, _Renderer(reading) as renderer:
         for index, page in enumerate(pdf.pages):
             number = index + 1
+            report_progress()
             try:
                 result = _page_text(reading, page, index, want_title=number == 1 and not title)
             except Exception as exc:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -28,6 +29,37 @@ class LoadOptions:
             if fnmatch.fnmatch(str(path), pattern) or fnmatch.fnmatch(path.name, pattern):
                 return password
         return None
+
+
+_progress_hooks: list[Callable[[], None]] = []
+_last_progress = [0.0]
+PROGRESS_INTERVAL = 1.0
+"""Seconds between two progress reports that reach the hook; more frequent calls are dropped."""
+
+
+def report_progress() -> None:
+    """Tell whoever supervises this load that reading moves on (a page, a sheet, rows).
+
+    Long files call it as they go; the time limit then counts from the last report rather
+    than from the start of the file, so a 500-page scan is read while a parser stuck on one
+    page is still stopped. Cheap to call often: reports are throttled.
+    """
+    if not _progress_hooks:
+        return
+    now = time.monotonic()
+    if now - _last_progress[0] < PROGRESS_INTERVAL:
+        return
+    _last_progress[0] = now
+    for hook in _progress_hooks:
+        hook()
+
+
+def set_progress_hook(hook: Callable[[], None] | None) -> None:
+    """Install (or with ``None`` remove) the function :func:`report_progress` calls."""
+    _progress_hooks.clear()
+    _last_progress[0] = 0.0
+    if hook is not None:
+        _progress_hooks.append(hook)
 
 
 class LoadError(Exception):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe.loaders.ooxml import check_package
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
 from shirabe.records import Document, Locator, Part
 from shirabe.tabular import (
     Cell,
@@ -151,6 +151,7 @@ def _rows(sheet: Any, merges: list[Merge]) -> Iterator[Row]:
     number = 0
     for raw in sheet.iter_rows(min_row=1):
         number += 1
+        report_progress()
         for cell in raw:
             row_attr = getattr(cell, "row", None)
             if isinstance(row_attr, int):
