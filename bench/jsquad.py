@@ -176,7 +176,7 @@ def main() -> None:
         t0 = time.perf_counter()
         query = app.query(q.text)
         rankings = retriever.rankings(query, CANDIDATES)
-        fused = retriever.fuse(rankings)
+        fused = retriever.fuse(rankings, CANDIDATES)
         hits = hits_for(store, fused[: settings.top_k * 2], rankings)
         t1 = time.perf_counter()
         answer = generator.generate(query, hits[: settings.top_k])

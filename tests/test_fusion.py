@@ -72,3 +72,18 @@ def test_mmr_prefers_novelty() -> None:
     assert mmr(vectors, [1.0, 0.9, 0.5], lambda_=1.0, k=3) == [0, 1, 2]
     assert mmr(vectors, [1.0, 0.9, 0.5], lambda_=0.5, k=2) == [0, 2]
     assert mmr(vectors, [], lambda_=0.5, k=2) == []
+
+
+def test_zscore_complete_lists_count_the_absent_as_zeros() -> None:
+    rankings = {"bm25": [(A, 6.0)], "dense": [(B, 0.5), (C, 0.4), (A, 0.3)]}
+    dense_z = 0.1 / np.sqrt(0.02 / 3)  # (0.5 - 0.4) / std([0.5, 0.4, 0.3])
+    # bm25 over the pool is [6, 0, 0]: mean 2, std sqrt(8)
+    lone, zero = 4 / np.sqrt(8), -2 / np.sqrt(8)
+    table = dict(zscore_fusion(rankings, complete={"bm25"}))
+    assert table[A] == pytest.approx((lone - dense_z) / 2)
+    assert table[B] == pytest.approx((zero + dense_z) / 2)
+    assert table[C] == pytest.approx((zero + 0) / 2)
+    # without it, a lone hit has no spread: z = 0, like every id it did not return
+    table = dict(zscore_fusion(rankings))
+    assert table[A] == pytest.approx((0 - dense_z) / 2)
+    assert table[B] == pytest.approx((0 + dense_z) / 2)

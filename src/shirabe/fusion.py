@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -103,12 +103,19 @@ def zscore_fusion(
     rankings: Mapping[str, Ranking],
     *,
     weights: Mapping[str, float] | None = None,
+    complete: Collection[str] = (),
 ) -> list[tuple[int, float]]:
     """Weighted mean of per-list z-scores; an id a retriever did not return gets its lowest z.
 
     Standardising each list by its own mean and spread puts BM25 and cosine scores on one
     scale without letting a single outlier (the list's maximum or minimum) set that scale.
+
+    Lists named in ``complete`` hold every id their retriever matched (BM25 returned fewer
+    than asked for): the other ids of the pool truly scored 0 there, and count as zeros in
+    that list's mean and spread. A lone exact match of a rare code then stands far above
+    the rest instead of having no spread to be measured by.
     """
+    pool = {cid for ranking in rankings.values() for cid, _ in ranking}
     fused: dict[int, float] = {}
     total = 0.0
     floors: list[tuple[float, dict[int, float]]] = []
@@ -117,11 +124,14 @@ def zscore_fusion(
         if w == 0 or not ranking:
             continue
         scores = np.asarray([s for _, s in ranking], dtype=np.float64)
-        spread = float(scores.std())
-        z = (scores - scores.mean()) / spread if spread > 1e-12 else np.zeros_like(scores)
+        absent = len(pool) - len(ranking) if name in complete else 0
+        everything = np.concatenate([scores, np.zeros(absent)]) if absent else scores
+        mean, spread = float(everything.mean()), float(everything.std())
+        z = (scores - mean) / spread if spread > 1e-12 else np.zeros_like(scores)
+        floor = (0.0 - mean) / spread if absent and spread > 1e-12 else float(z.min())
         total += w
         table = {cid: w * float(v) for (cid, _), v in zip(ranking, z, strict=True)}
-        floors.append((w * float(z.min()), table))
+        floors.append((w * floor, table))
         for cid in table:
             fused.setdefault(cid, 0.0)
     for floor, table in floors:

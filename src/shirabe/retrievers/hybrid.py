@@ -54,7 +54,18 @@ class HybridRetriever:
         merged = first | second
         return {r.name: merged[r.name] for r in self._rankers}
 
-    def fuse(self, rankings: Mapping[str, Sequence[ScoredId]]) -> list[tuple[int, float]]:
+    def complete_lists(self, rankings: Mapping[str, Sequence[ScoredId]], k: int) -> frozenset[str]:
+        """Rankers that returned fewer ids than asked for, so listed every match they had."""
+        n = max(k, self._candidates)
+        pool = {s.chunk_id for r in self._rankers if r.level == "chunk" for s in rankings[r.name]}
+        asked = {r.name: n if r.level == "chunk" or not pool else len(pool) for r in self._rankers}
+        return frozenset(name for name, ranking in rankings.items() if len(ranking) < asked[name])
+
+    def fuse(
+        self, rankings: Mapping[str, Sequence[ScoredId]], k: int | None = None
+    ) -> list[tuple[int, float]]:
+        """One fused list; with ``k`` (as passed to :meth:`rankings`), short lists count as
+        complete (see :func:`shirabe.fusion.zscore_fusion`)."""
         pairs = {
             name: [(s.chunk_id, s.score) for s in ranking] for name, ranking in rankings.items()
         }
@@ -62,11 +73,12 @@ class HybridRetriever:
             return reciprocal_rank_fusion(pairs, k=self._rrf_k, weights=self._weights)
         if self._fusion == "convex":
             return convex_fusion(pairs, weights=self._weights)
-        return zscore_fusion(pairs, weights=self._weights)
+        complete = self.complete_lists(rankings, k) if k is not None else frozenset()
+        return zscore_fusion(pairs, weights=self._weights, complete=complete)
 
     def retrieve(self, query: Query, k: int) -> list[Hit]:
         rankings = self.rankings(query, k)
-        fused = self.fuse(rankings)
+        fused = self.fuse(rankings, k)
         if self._mmr_lambda is None or self._embedder is None:
             return hits_for(self._store, fused[:k], rankings)
         pool = hits_for(self._store, fused[: max(3 * k, k)], rankings)
