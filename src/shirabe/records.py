@@ -112,7 +112,8 @@ class Citation:
         parts = [source_label or self.source]
         if self.heading_path:
             parts.append(HEADING_SEPARATOR.join(self.heading_path))
-        parts.extend(format_locator(self.locator))
+        shown = set(self.heading_path)
+        parts.extend(label for label in format_locator(self.locator) if label not in shown)
         return CITATION_SEPARATOR.join(parts)
 
 

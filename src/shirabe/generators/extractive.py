@@ -10,7 +10,7 @@ import numpy as np
 
 from shirabe.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.query import Query
-from shirabe.records import Answer, Citation, Hit
+from shirabe.records import Answer, Chunk, Citation, Hit
 from shirabe.sentences import split_sentences
 from shirabe.settings import REFUSAL_TEXT
 from shirabe.stores.protocol import Store
@@ -57,6 +57,11 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 1)] + "…"
+
+
+def _is_record(chunk: Chunk) -> bool:
+    """A spreadsheet or CSV row (``header: value`` lines), which answers as a whole."""
+    return "row" in chunk.locator
 
 
 def evidence(hits: Sequence[Hit]) -> float | None:
@@ -179,6 +184,10 @@ class ExtractiveGenerator:
         ranked = self.score(self.candidates(query, hits), hits)
         if not ranked:
             return self.refuse(query, hits)
+        if _is_record(hits[0].chunk) and ranked[0].hit_index == 0:
+            return self._record_answer(query, hits, ranked)
+        if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
+            ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
         marker = 3  # "[n]"
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - marker) + marker
@@ -210,6 +219,38 @@ class ExtractiveGenerator:
             question=query.text,
             text="".join(pieces),
             citations=citations,
+            refused=False,
+            hits=hits,
+        )
+
+    def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
+        """A spreadsheet or CSV row answers as a record: its first field (usually the key,
+        such as 管理番号) and the best-matching fields, in row order, as ``field / field``."""
+        top = ranked[0].hit_index
+        lines = [c for c in ranked if c.hit_index == top]  # best first
+        by_order = {c.order: clean(c.text) for c in lines}
+        first = min(by_order)
+        chosen = {first}
+        used = len(by_order[first]) + 3
+        for c in lines:
+            cost = len(by_order[c.order]) + 3
+            if c.order not in chosen and used + cost <= self._max_chars:
+                chosen.add(c.order)
+                used += cost
+        text = " / ".join(by_order[o] for o in sorted(chosen))
+        chunk = hits[top].chunk
+        citation = Citation(
+            number=1,
+            source=chunk.source,
+            heading_path=chunk.heading_path,
+            locator=chunk.locator,
+            chunk_id=hits[top].chunk_id,
+            text=chunk.text,
+        )
+        return Answer(
+            question=query.text,
+            text=clip(text, self._max_chars - 3) + "[1]",
+            citations=[citation],
             refused=False,
             hits=hits,
         )
