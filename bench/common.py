@@ -21,6 +21,14 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory. VmHWM where Linux has it: unlike ``ru_maxrss``
+    it starts afresh at exec, so a child does not report its parent's peak."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 

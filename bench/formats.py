@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -24,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from common import CACHE, SHARED, write_result
+from common import CACHE, SHARED, peak_rss_mb, write_result
 
 UNITS = {".pdf": "pages", ".xlsx": "rows", ".xlsm": "rows", ".csv": "rows", ".tsv": "rows"}
 UNITS |= {".pptx": "slides"}
@@ -36,7 +35,7 @@ def measure_one(path: Path, ocr: bool) -> dict[str, Any]:
     from shirabe.loaders import LoadError, LoadOptions
     from shirabe.loading import load_file
 
-    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    baseline = peak_rss_mb()
     options = LoadOptions(
         passwords={"aes-256.pdf": "foo", "rc4-40.pdf": "foo", "aes-256-r6.pdf": "usersecret"},
         ocr=ocr,
@@ -70,7 +69,7 @@ def measure_one(path: Path, ocr: bool) -> dict[str, Any]:
             "warnings": len(document.warnings),
         }
     result["seconds"] = time.perf_counter() - started
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    result["peak_rss_mb"] = peak_rss_mb()
     result["baseline_rss_mb"] = baseline
     result["size_bytes"] = path.stat().st_size
     return result

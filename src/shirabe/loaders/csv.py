@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from shirabe.encoding import EncodingError, decode_bytes, detect_encoding
-from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
+from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure, report_progress
 from shirabe.records import Document, Locator, Part
 from shirabe.tabular import (
     Cell,
@@ -77,14 +77,8 @@ class CsvLoader:
             raise
         except csv.Error as exc:
             raise LoadError(path, f"malformed delimited text ({exc})") from exc
-        except PermissionError as exc:
-            raise LoadError(path, "permission denied") from exc
-        except FileNotFoundError as exc:
-            raise LoadError(path, "file not found") from exc
-        except IsADirectoryError as exc:
-            raise LoadError(path, "is a directory, not a file") from exc
         except OSError as exc:
-            raise LoadError(path, f"cannot read file ({exc.strerror or exc})") from exc
+            raise read_failure(path, exc) from exc
         warnings = [] if len(parts) > 1 else ["empty file"]
         return Document(path=str(path), parts=parts, title=title, warnings=warnings)
 

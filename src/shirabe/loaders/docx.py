@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shirabe.loaders.ooxml import check_package, describe_error, meaningful_title
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.ooxml import check_package, meaningful_title
+from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error
 from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
 from shirabe.tables import markdown_table

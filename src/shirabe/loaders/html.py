@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe.encoding import EncodingError, decode_bytes
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure
 from shirabe.records import Document, Part
 from shirabe.tables import markdown_table
 
@@ -208,14 +208,8 @@ class HtmlLoader:
 def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
-    except PermissionError as exc:
-        raise LoadError(path, "permission denied") from exc
-    except FileNotFoundError as exc:
-        raise LoadError(path, "file not found") from exc
-    except IsADirectoryError as exc:
-        raise LoadError(path, "is a directory, not a file") from exc
     except OSError as exc:
-        raise LoadError(path, f"cannot read file ({exc.strerror or exc})") from exc
+        raise read_failure(path, exc) from exc
 
 
 # --- encoding ------------------------------------------------------------------------------

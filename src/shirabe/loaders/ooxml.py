@@ -59,11 +59,3 @@ def meaningful_title(value: str | None) -> str | None:
     if _PLACEHOLDER_TITLES.match(text):
         return None
     return text
-
-
-def describe_error(exc: Exception) -> str:
-    """A short one-line description of a parser exception, for failure reasons."""
-    message = " ".join(str(exc).split())
-    if len(message) > 120:
-        message = message[:117] + "..."
-    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

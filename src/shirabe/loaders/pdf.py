@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe import ocr
-from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
+from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error, report_progress
 from shirabe.pdftext import (
     Box,
     HeadingTracker,
@@ -94,7 +94,7 @@ class PdfLoader:
                 raise
             except Exception as exc:
                 logger.debug("cannot read %s", path, exc_info=True)
-                raise LoadError(path, f"corrupt or damaged PDF ({_describe(exc)})") from exc
+                raise LoadError(path, f"corrupt or damaged PDF ({describe_error(exc)})") from exc
 
 
 @contextmanager
@@ -113,11 +113,6 @@ def _quiet_libraries() -> Iterator[None]:
     finally:
         for name, level in saved.items():
             logging.getLogger(name).setLevel(level)
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _check_header(path: Path) -> None:
@@ -177,7 +172,7 @@ def _load(reading: _Reading) -> Document:
     except PdfminerException as exc:
         if isinstance(exc.args[0] if exc.args else None, PDFPasswordIncorrect):
             raise LoadError(path, "encrypted, password required") from exc
-        raise LoadError(path, f"corrupt or damaged PDF ({_describe(exc)})") from exc
+        raise LoadError(path, f"corrupt or damaged PDF ({describe_error(exc)})") from exc
     parts: list[Part] = []
     ocr_pages: list[int] = []
     title = meaningful_title(_metadata_title(reading, pdf.metadata))
@@ -191,7 +186,7 @@ def _load(reading: _Reading) -> Document:
             except Exception as exc:
                 logger.debug("page %s of %s unreadable", number, path, exc_info=True)
                 result = _fallback_text(reading, index) or _PageResult(
-                    needs_ocr=True, reason=_describe(exc)
+                    needs_ocr=True, reason=describe_error(exc)
                 )
                 if result.markdown:
                     reading.warnings.append(f"page {number}: layout analysis failed, plain text")
@@ -513,7 +508,7 @@ class _Renderer:
             return ""
         except Exception as exc:
             logger.debug("cannot render page %s", number, exc_info=True)
-            warn(f"page {number}: needs OCR ({detail}; cannot render: {_describe(exc)})")
+            warn(f"page {number}: needs OCR ({detail}; cannot render: {describe_error(exc)})")
             return ""
         if not text:
             warn(f"page {number}: no text layer and OCR found no text")

@@ -86,3 +86,22 @@ class Loader(Protocol):
     extensions: ClassVar[tuple[str, ...]]
 
     def load(self, path: Path, options: LoadOptions) -> Document: ...
+
+
+def describe_error(exc: BaseException) -> str:
+    """A short one-line description of a parser exception, for failure reasons."""
+    message = " ".join(str(exc).split())
+    if len(message) > 120:
+        message = message[:117] + "..."
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+def read_failure(path: str | Path, exc: OSError) -> LoadError:
+    """The :class:`LoadError` for a file the system would not let us read."""
+    if isinstance(exc, PermissionError):
+        return LoadError(path, "permission denied")
+    if isinstance(exc, FileNotFoundError):
+        return LoadError(path, "file not found")
+    if isinstance(exc, IsADirectoryError):
+        return LoadError(path, "is a directory, not a file")
+    return LoadError(path, f"cannot read file ({exc.strerror or exc})")

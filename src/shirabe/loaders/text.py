@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from shirabe.encoding import EncodingError, decode_bytes
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure
 from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
 
@@ -43,14 +43,8 @@ def read_text(path: Path) -> str:
     """The decoded text of ``path``; raises :class:`LoadError` with a user-facing reason."""
     try:
         data = path.read_bytes()
-    except PermissionError as exc:
-        raise LoadError(path, "permission denied") from exc
-    except FileNotFoundError as exc:
-        raise LoadError(path, "file not found") from exc
-    except IsADirectoryError as exc:
-        raise LoadError(path, "is a directory, not a file") from exc
     except OSError as exc:
-        raise LoadError(path, f"cannot read file ({exc.strerror or exc})") from exc
+        raise read_failure(path, exc) from exc
     try:
         return decode_bytes(data, str(path))
     except EncodingError as exc:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe.loaders.ooxml import check_package
-from shirabe.loaders.protocol import LoadError, LoadOptions, report_progress
+from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error, report_progress
 from shirabe.records import Document, Locator, Part
 from shirabe.tabular import (
     Cell,
@@ -92,12 +92,8 @@ class XlsxLoader:
             raise
         except Exception as exc:
             logger.debug("cannot read %s", path, exc_info=True)
-            raise LoadError(path, f"corrupt or unreadable Excel file ({_describe(exc)})") from exc
-
-
-def _describe(exc: Exception) -> str:
-    text = str(exc).strip().split("\n")[0][:120]
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+            reason = f"corrupt or unreadable Excel file ({describe_error(exc)})"
+            raise LoadError(path, reason) from exc
 
 
 def _read(path: Path, workbook: Any) -> Document:
@@ -113,15 +109,16 @@ def _read(path: Path, workbook: Any) -> Document:
                 logger.debug("%s: sheet %s is %s; read anyway", path, name, sheet.sheet_state)
             sheet.reset_dimensions()
             before = len(parts)
-            _sheet_parts(name, _rows(sheet, merges), parts)
+            _sheet_parts(name, _rows(sheet, merges), parts, title)
             logger.debug("%s: sheet %s gave %d parts", path, name, len(parts) - before)
     if len(parts) == 1:
         warnings_.append("no cell text in any sheet")
     return Document(path=str(path), parts=parts, title=title, warnings=warnings_)
 
 
-def _sheet_parts(name: str, rows: Iterator[Row], parts: list[Part]) -> None:
-    """Append the sheet heading (only once the sheet proves non-empty) and its records."""
+def _sheet_parts(name: str, rows: Iterator[Row], parts: list[Part], book_title: str) -> None:
+    """Append the sheet heading (only once the sheet proves non-empty) and its records; a
+    table title that repeats the sheet name or the workbook title is not repeated."""
     started = False
 
     def add(text: str, row: int | None, column: int | None) -> None:
@@ -139,7 +136,10 @@ def _sheet_parts(name: str, rows: Iterator[Row], parts: list[Part]) -> None:
     events = (
         event
         for event in layout(rows, letter_name)
-        if not (isinstance(event, Title) and heading_text(event.text) == heading_text(name))
+        if not (
+            isinstance(event, Title)
+            and heading_text(event.text) in {heading_text(name), heading_text(book_title)}
+        )
     )
     render(events, 3, add)
 
