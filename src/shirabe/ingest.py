@@ -222,7 +222,7 @@ class Ingestor:
         if record is None:
             record = SourceRecord(path=key, sha256="", size=0, mtime=0.0)
         self._store.record_failure(record, reason)
-        log.warning("%s: %s", path, reason)
+        log.info("%s: %s", path, reason)  # the report lists it; no duplicate on stderr
         return FileResult(key, "failed", reason=reason)
 
     def _index(self, chunks: Sequence[Chunk]) -> list[IndexedChunk]:
