@@ -241,3 +241,39 @@ def test_ocr_of_image_only_pages(fixtures: Path) -> None:
     assert [p.locator["page"] for p in report.parts] == [1, 2, 3], report.warnings
     assert "SEATTLE GENERAL HOSPITAL" in report.parts[0].text
     assert all(w.endswith("text from OCR") for w in report.warnings)
+
+
+def _scan(source: Path, page: int, target: Path) -> Path:
+    """An image-only PDF of one page of ``source``, as a scanner would make it (200 dpi)."""
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(str(source))
+    try:
+        image = document[page].render(scale=200 / 72).to_pil().convert("L")
+    finally:
+        document.close()
+    image.save(target, resolution=200.0)
+    return target
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("source", "page", "phrase"),
+    [
+        ("sample_docs/製品/AQ-300_かんたんガイド.pdf", 1, "オレンジ色の固定テープ"),  # 横書き
+        ("../shared/fixtures/pdf/jo.pdf", 0, "わたくしといふ現象は"),  # 縦書き: jpn_vert
+    ],
+)
+def test_ocr_of_scanned_japanese(tmp_path: Path, source: str, page: int, phrase: str) -> None:
+    from shirabe import ocr
+
+    if ocr.tesseract_command() is None or ocr.missing_languages("jpn+jpn_vert"):
+        pytest.skip("tesseract with jpn and jpn_vert is not installed")
+    root = Path(__file__).resolve().parents[1]
+    if not (root / source).is_file():
+        pytest.skip(f"{source} not found")
+    scanned = _scan(root / source, page, tmp_path / "scan.pdf")
+    document = PdfLoader().load(scanned, LoadOptions())
+    assert document.warnings == ["page 1: text from OCR"]
+    text = "".join(document.parts[0].text.split())
+    assert phrase in text

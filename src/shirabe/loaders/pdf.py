@@ -50,6 +50,8 @@ MAX_RENDER_PIXELS = 6000
 """The longer side of a rendered page is capped, so a poster-sized page stays affordable."""
 VERTICAL_OCR_BELOW = 75.0
 """Horizontal OCR with a lower mean confidence is retried as vertical Japanese (jpn_vert)."""
+UNREADABLE_OCR_BELOW = 60.0
+"""Below this mean confidence horizontal OCR is retried as vertical whatever script it shows."""
 X_TOLERANCE = 1.5
 """Gap (pt) that separates words; pdfplumber's 3 glues tightly set Latin words together."""
 INSTALL_HINT = "pip install 'shirabe[pdf]'"
@@ -540,14 +542,16 @@ class _Renderer:
 
     def _recognize(self, image: Path, languages: str) -> str:
         """Horizontal OCR, retried as vertical Japanese (jpn_vert) when the result is Japanese
-        or empty and its confidence is low; the more confident readable result wins. Latin
-        pages are never retried: vertical Japanese cannot improve them and doubles the cost."""
+        or empty and its confidence is low, or when it is too poor to read at all (vertical
+        text read across comes out as Latin-looking noise); the more confident result wins.
+        Readable Latin pages are not retried: it would double the cost for nothing."""
         best = ocr.recognize(image, languages)
         vertical = ocr.vertical_languages(languages)
         japanese = sum(1 for ch in best.text if "\u3040" <= ch <= "\u9fff")
         latin = sum(1 for ch in best.text if ch.isascii() and ch.isalpha())
         looks_japanese = best.words == 0 or japanese >= latin
-        if vertical and looks_japanese and best.confidence < VERTICAL_OCR_BELOW:
+        unreadable = best.confidence < UNREADABLE_OCR_BELOW  # 縦書き read across is noise
+        if vertical and (unreadable or looks_japanese) and best.confidence < VERTICAL_OCR_BELOW:
             other = ocr.recognize(image, vertical, psm=5)
             if other.words and other.confidence > best.confidence:
                 logger.debug("vertical OCR chosen: %.1f > %.1f", other.confidence, best.confidence)
