@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -12,7 +12,13 @@ from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.protocol import Embedder
 from shirabe.generators.factory import make_generator
-from shirabe.generators.protocol import Generator
+from shirabe.generators.protocol import (
+    DoneEvent,
+    GenerationEvent,
+    Generator,
+    StreamingGenerator,
+    answer_events,
+)
 from shirabe.ingest import Ingestor, Progress, source_path
 from shirabe.loaders import LoadOptions
 from shirabe.passages import chunk_terms
@@ -159,8 +165,38 @@ class Shirabe:
         answer = self.generator.generate(query, hits)
         timings["generate"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - started
-        answer.timings = timings
+        answer.timings = {**answer.timings, **timings}
         return answer
+
+    def ask_stream(
+        self, question: str, *, k: int | None = None, filters: Filters | None = None
+    ) -> Iterator[GenerationEvent]:
+        """``ask`` as a stream of events: hits, answer text tokens, citations, then the finished
+        answer (``DoneEvent``), or an ``ErrorEvent`` if the model server fails midway.
+
+        Generators that cannot stream give their whole text as one token.
+        """
+        store = self._bind()
+        store.refresh(wait=False)
+        started = time.perf_counter()
+        query = self.query(question, filters)
+        hits = self.retriever.retrieve(query, k or self.settings.top_k)
+        retrieved = time.perf_counter() - started
+        generator = self.generator
+        if isinstance(generator, StreamingGenerator):
+            events = generator.stream(query, hits)
+        else:
+            events = answer_events(generator.generate(query, hits))
+        for event in events:
+            if isinstance(event, DoneEvent):
+                total = time.perf_counter() - started
+                event.answer.timings = {
+                    **event.answer.timings,
+                    "retrieve": retrieved,
+                    "generate": total - retrieved,
+                    "total": total,
+                }
+            yield event
 
     def status(self) -> IndexStatus:
         return self.store.status()

@@ -68,6 +68,37 @@ class Settings(BaseSettings):
         "(default: calibrated for the embedder).",
     )
 
+    # language model (OpenAI-compatible Chat Completions)
+    generator: Literal["extractive", "openai"] = Field(
+        default="extractive",
+        description="How answers are written: quoted sentences, or a chat model.",
+    )
+    llm_preset: Literal["lmstudio", "ollama", "llamacpp", "vllm", "openai"] | None = Field(
+        default=None, description="Fills llm_base_url with the server's usual address."
+    )
+    llm_base_url: str | None = Field(
+        default=None, description="Chat Completions base URL, e.g. http://localhost:1234/v1."
+    )
+    llm_model: str | None = Field(
+        default=None, description="Model name (default: the first model the server lists)."
+    )
+    llm_api_key_env: str = Field(
+        default="SHIRABE_LLM_API_KEY",
+        description="Name of the environment variable holding the API key (read per call).",
+    )
+    llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    llm_max_tokens: int = Field(default=512, ge=1)
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds per request.")
+    llm_retries: int = Field(
+        default=2, ge=0, description="Retries on connection errors, 429 and 5xx, with backoff."
+    )
+    llm_context_chars: int = Field(
+        default=3000,
+        ge=200,
+        description="Budget for the passages in the prompt, in characters (Japanese costs "
+        "about one token per character at most).",
+    )
+
     # ingestion
     max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
     max_unzipped_bytes: int = Field(
