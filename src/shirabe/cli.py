@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from shirabe import evaluation
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
 from shirabe.ingest import IngestEvent
@@ -358,6 +359,202 @@ def remove(
         err.print(f"[red]not in the index:[/] {escape(str(path))}")
         raise typer.Exit(1)
     out.print(f"removed {removed} file(s)")
+
+
+REGRESSION_EXIT = 3
+
+
+@app.command("eval")
+def eval_cases(
+    cases_file: Annotated[
+        Path, typer.Argument(help="YAML case file, e.g. eval/sample_docs.yaml.", show_default=False)
+    ],
+    index: IndexOption = None,
+    ingest_dirs: Annotated[
+        list[Path] | None,
+        typer.Option("--ingest", help="Ingest this folder first (incremental; repeatable)."),
+    ] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the metrics as a baseline JSON file.")
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="Compare with a baseline JSON; exit code 3 when a metric drops beyond "
+            "--tolerance (latency never gates).",
+        ),
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", min=0.0, help="Allowed absolute drop per metric.")
+    ] = evaluation.DEFAULT_TOLERANCE,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    retriever: RetrieverOption = None,
+) -> None:
+    """Score answers against a case file: retrieval hit@k and MRR of the expected source,
+    answer containment, refusal precision and recall, latency p50/p95.
+
+    Exit codes: 0 passed, 1 error, 2 invalid setting, 3 regression against --against.
+    """
+    with _errors():
+        cases = evaluation.load_cases(cases_file)
+        baseline = _read_baseline(against) if against else None
+        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        with Shirabe(settings) as shirabe:
+            if ingest_dirs:
+                report = shirabe.ingest(ingest_dirs)
+                for f in report.failures:
+                    err.print(
+                        f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}"
+                    )
+            _require_index(shirabe)
+            if json_out or not out.is_terminal:
+                results = evaluation.run(shirabe, cases)
+            else:
+                results = _eval_with_progress(shirabe, cases)
+            document = evaluation.report(results, evaluation.run_settings(shirabe))
+        if out_file is not None:
+            try:
+                out_file.write_text(
+                    json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+                )
+            except OSError as exc:
+                raise ShirabeError(f"cannot write {out_file}: {exc.strerror or exc}") from exc
+    rows = evaluation.compare(baseline, document, tolerance) if baseline else []
+    ok = evaluation.passed(rows)
+    if json_out:
+        payload = dict(document)
+        if baseline is not None:
+            payload["comparison"] = [asdict(r) for r in rows]
+            payload["newly_failing"] = evaluation.newly_failing(baseline, document)
+            payload["passed"] = ok
+        out.print_json(json.dumps(payload, ensure_ascii=False))
+    else:
+        _print_eval(document, results)
+        if baseline is not None:
+            _print_comparison(rows, evaluation.newly_failing(baseline, document), ok, tolerance)
+        if out_file is not None:
+            out.print(f"[dim]baseline written to {escape(str(out_file))}[/]")
+    if not ok:
+        raise typer.Exit(REGRESSION_EXIT)
+
+
+def _read_baseline(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ShirabeError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise ShirabeError(f"{path}: not valid JSON ({exc})") from exc
+    return evaluation.check_baseline(data, str(path))
+
+
+def _eval_with_progress(
+    shirabe: Shirabe, cases: list[evaluation.Case]
+) -> list[evaluation.CaseResult]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[case]}", style="dim"),
+    )
+    with Progress(*columns, console=out, transient=True) as bar:
+        task = bar.add_task("asking", total=len(cases), case="")
+
+        def on_case(result: evaluation.CaseResult) -> None:
+            bar.update(task, advance=1, case=result.id)
+
+        return evaluation.run(shirabe, cases, on_case=on_case)
+
+
+def _figure(metric: str, value: float | None) -> str:
+    if value is None:
+        return "—"
+    if metric.rsplit(".", 1)[-1] in evaluation.LATENCY_METRICS:
+        return f"{value * 1000:.0f} ms"
+    return f"{value:.3f}"
+
+
+def _print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) -> None:
+    metrics: dict[str, float | None] = document["metrics"]
+    by_kind: dict[str, dict[str, float | None]] = document["by_kind"]
+    c = document["counts"]
+    table = Table(header_style="bold", title=f"{c['cases']} cases")
+    table.add_column("metric")
+    table.add_column("all", justify="right")
+    for kind in by_kind:
+        n = sum(1 for r in results if r.kind == kind)
+        table.add_column(f"{kind} ({n})", justify="right")
+    for metric in evaluation.METRICS:
+        table.add_row(
+            metric,
+            _figure(metric, metrics[metric]),
+            *(_figure(metric, by_kind[k][metric]) for k in by_kind),
+        )
+    out.print(table)
+    out.print(
+        f"[dim]retrieval over {c['with_source']} cases with an expected source · containment "
+        f"over {c['with_answer']} answerable cases · {c['expect_refusal']} refusal cases[/]"
+    )
+    failing = [r for r in results if r.problems]
+    if not failing:
+        out.print("[green]every case passed[/]")
+        return
+    fails = Table(header_style="bold", title=f"{len(failing)} cases with problems")
+    fails.add_column("case")
+    fails.add_column("kind")
+    fails.add_column("rank", justify="right")
+    fails.add_column("why", overflow="fold")
+    fails.add_column("answer", overflow="fold")
+    for r in failing:
+        snippet = r.answer.replace("\n", " ")
+        snippet = snippet[:60] + ("…" if len(snippet) > 60 else "")
+        why = "; ".join(r.problems)
+        if r.top_source:
+            why = why.replace(r.top_source, display_path(r.top_source))
+        fails.add_row(
+            escape(r.id),
+            escape(r.kind),
+            str(r.rank) if r.rank is not None else "—",
+            escape(why),
+            escape(snippet),
+        )
+    out.print(fails)
+
+
+def _print_comparison(
+    rows: list[evaluation.Comparison], newly: list[str], ok: bool, tolerance: float
+) -> None:
+    styles = {"worse": "bold red", "better": "green", "ok": "", "info": "dim", "n/a": "dim"}
+    table = Table(header_style="bold", title=f"against baseline (tolerance {tolerance:g})")
+    for name in ("metric", "baseline", "now", "delta", "verdict"):
+        table.add_column(name, justify="left" if name in {"metric", "verdict"} else "right")
+    for row in rows:
+        if "." in row.metric and not row.delta:
+            continue  # per-kind figures are shown only when they moved
+        delta = "—"
+        if row.delta is not None:
+            delta = _figure(row.metric, row.delta)
+            delta = delta if delta.startswith("-") else "+" + delta
+        style = styles[row.verdict]
+        verdict = f"[{style}]{row.verdict}[/]" if style else row.verdict
+        table.add_row(
+            row.metric,
+            _figure(row.metric, row.baseline),
+            _figure(row.metric, row.now),
+            delta,
+            verdict,
+        )
+    out.print(table)
+    if newly:
+        out.print(f"[yellow]newly failing cases:[/] {escape(', '.join(newly))}")
+    if ok:
+        out.print("[green]no regression[/]")
+    else:
+        worse = ", ".join(r.metric for r in rows if r.verdict == "worse")
+        out.print(f"[bold red]regression:[/] {escape(worse)} dropped by more than {tolerance:g}")
 
 
 def _require_index(shirabe: Shirabe) -> None:
