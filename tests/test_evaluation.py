@@ -279,3 +279,31 @@ def test_shipped_sample_cases_are_valid() -> None:
     for case in cases:
         if case.expect_source is not None:
             assert (ROOT / "sample_docs" / case.expect_source.file).is_file(), case.id
+
+
+def test_report_rewrites_recorded_paths() -> None:
+    missed = CaseResult(
+        id="m",
+        kind="fact",
+        question="?",
+        answer="",
+        refused=False,
+        expect_refusal=False,
+        rank=None,
+        contained=True,
+        has_source=True,
+        seconds=0.1,
+        top_source="/srv/docs/a.md",
+    )
+    doc = report([missed], {"top_k": 5}, show_path=lambda p: p.removeprefix("/srv/"))
+    [case] = doc["cases"]
+    assert case["top_source"] == "docs/a.md"
+    assert case["problems"] == ["expected source not in hits (top: docs/a.md)"]
+    assert doc["settings"] == {"top_k": 5}
+    assert doc["counts"] == {
+        "cases": 1,
+        "with_source": 1,
+        "with_answer": 1,
+        "answerable": 1,
+        "expect_refusal": 0,
+    }

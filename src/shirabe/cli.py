@@ -413,7 +413,9 @@ def eval_cases(
                 results = evaluation.run(shirabe, cases)
             else:
                 results = _eval_with_progress(shirabe, cases)
-            document = evaluation.report(results, evaluation.run_settings(shirabe))
+            document = evaluation.report(
+                results, evaluation.run_settings(shirabe), show_path=display_path
+            )
         if out_file is not None:
             try:
                 out_file.write_text(
@@ -499,6 +501,7 @@ def _print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) 
         f"over {c['with_answer']} answerable cases · {c['expect_refusal']} refusal cases[/]"
     )
     failing = [r for r in results if r.problems]
+    shown = {c["id"]: c["problems"] for c in document["cases"]}
     if not failing:
         out.print("[green]every case passed[/]")
         return
@@ -511,9 +514,7 @@ def _print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) 
     for r in failing:
         snippet = r.answer.replace("\n", " ")
         snippet = snippet[:60] + ("…" if len(snippet) > 60 else "")
-        why = "; ".join(r.problems)
-        if r.top_source:
-            why = why.replace(r.top_source, display_path(r.top_source))
+        why = "; ".join(shown[r.id])
         fails.add_row(
             escape(r.id),
             escape(r.kind),

@@ -18,7 +18,7 @@ import math
 import time
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -352,8 +352,20 @@ def counts(results: Sequence[CaseResult]) -> dict[str, int]:
     }
 
 
-def report(results: Sequence[CaseResult], settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The baseline JSON document: metrics, per-kind metrics, counts, settings, cases."""
+def report(
+    results: Sequence[CaseResult],
+    settings: Mapping[str, Any],
+    show_path: Callable[[str], str] | None = None,
+) -> dict[str, Any]:
+    """The baseline JSON document: metrics, per-kind metrics, counts, settings, cases.
+
+    ``show_path`` rewrites the sources recorded per case (e.g. relative to the working
+    directory), so that a committed baseline does not carry one machine's absolute paths.
+    """
+    if show_path is not None:
+        results = [
+            replace(r, top_source=show_path(r.top_source)) if r.top_source else r for r in results
+        ]
     return {
         "version": BASELINE_VERSION,
         "settings": dict(settings),
