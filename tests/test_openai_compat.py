@@ -159,6 +159,12 @@ def test_the_models_refusal_has_no_citations() -> None:
     assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
 
 
+def test_an_empty_answer_refuses(caplog: pytest.LogCaptureFixture) -> None:
+    answer = generator(lambda r: completion("\n ")).generate(query(), HITS)
+    assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
+    assert "no answer text" in caplog.text
+
+
 def test_invented_citation_numbers_are_dropped() -> None:
     answer = generator(lambda r: completion("国内は3000円[1][4]。")).generate(query(), HITS)
     assert answer.text == "国内は3000円[1]。"

@@ -292,6 +292,9 @@ class OpenAICompatibleGenerator:
     ) -> Answer:
         if is_refusal(text):
             return self._refusal(query, hits, timings)
+        if not text.strip():
+            logger.warning("model at %s returned no answer text; refusing", self.base_url)
+            return self._refusal(query, hits, timings)
         return Answer(
             question=query.text,
             text=text.strip(),
