@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -111,3 +112,30 @@ def test_module_entry_point_as_subprocess(docs: Path, tmp_path: Path) -> None:
     )
     assert ask.returncode == 0, ask.stderr
     assert "ミナモ勤怠" in ask.stdout
+
+
+def test_stream_and_model_server_errors(docs: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "index")
+    runner.invoke(app, ["ingest", str(docs), "--index", index])
+    question = "有給休暇の申請方法は？"
+
+    result = runner.invoke(app, ["ask", question, "--index", index, "--stream"])
+    assert result.exit_code == 0, result.stderr
+    assert "ミナモ勤怠" in result.stdout
+    assert "出典" in result.stdout
+
+    result = runner.invoke(app, ["ask", question, "--index", index, "--generator", "openai"])
+    assert result.exit_code == 1
+    assert "needs a server" in result.stderr
+    assert "Traceback" not in result.output
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    env = {"SHIRABE_LLM_RETRIES": "0", "SHIRABE_LLM_MODEL": "any"}
+    for extra in ([], ["--stream"]):
+        args = ["ask", question, "--index", index, "--llm-base-url", url, *extra]
+        result = runner.invoke(app, args, env=env)
+        assert result.exit_code == 1, result.output
+        assert "cannot connect" in result.stderr
+        assert url in result.stderr

@@ -22,6 +22,7 @@ from rich.table import Table
 from shirabe import evaluation
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
+from shirabe.generators.protocol import DoneEvent, ErrorEvent, GeneratorError, TokenEvent
 from shirabe.ingest import IngestEvent
 from shirabe.records import Answer, Citation, Hit, IngestReport, format_locator
 from shirabe.settings import Settings
@@ -56,6 +57,42 @@ RetrieverOption = Annotated[
 ]
 
 
+GeneratorOption = Annotated[
+    str | None,
+    typer.Option(
+        "--generator", help="extractive (default) or openai: an OpenAI-compatible model server."
+    ),
+]
+PresetOption = Annotated[
+    str | None,
+    typer.Option(
+        "--llm-preset", help="lmstudio, ollama, llamacpp, vllm or openai (SHIRABE_LLM_PRESET)."
+    ),
+]
+BaseUrlOption = Annotated[
+    str | None, typer.Option("--llm-base-url", help="Model server URL (SHIRABE_LLM_BASE_URL).")
+]
+ModelOption = Annotated[
+    str | None, typer.Option("--llm-model", help="Model name (SHIRABE_LLM_MODEL).")
+]
+StreamOption = Annotated[bool, typer.Option("--stream", help="Print the answer as it is written.")]
+
+
+def _llm(
+    generator: str | None, preset: str | None, base_url: str | None, model: str | None
+) -> dict[str, Any]:
+    """Settings overrides for the answer writer; any model option implies ``openai``."""
+    values: dict[str, Any] = {
+        "generator": generator,
+        "llm_preset": preset,
+        "llm_base_url": base_url,
+        "llm_model": model,
+    }
+    if generator is None and (preset or base_url or model):
+        values["generator"] = "openai"
+    return values
+
+
 def _settings(**overrides: Any) -> Settings:
     values = {k: v for k, v in overrides.items() if v is not None}
     if "index" in values:
@@ -75,7 +112,7 @@ def display_path(path: str) -> str:
 def _errors() -> Iterator[None]:
     try:
         yield
-    except ShirabeError as exc:
+    except (ShirabeError, GeneratorError) as exc:
         err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(1) from exc
     except ValidationError as exc:
@@ -127,9 +164,12 @@ def answer_json(answer: Answer) -> dict[str, Any]:
     }
 
 
-def _print_answer(answer: Answer, *, explain: bool) -> None:
+def _print_answer(answer: Answer, *, explain: bool, text: bool = True) -> None:
+    """The answer, its citations and (with ``explain``) the evidence; ``text=False`` when
+    the text was already streamed."""
     style = "yellow" if answer.refused else "bold"
-    out.print(f"[{style}]{escape(answer.text)}[/]")
+    if text:
+        out.print(f"[{style}]{escape(answer.text)}[/]")
     if answer.citations:
         out.print()
         out.print("[dim]出典[/]")
@@ -249,17 +289,54 @@ def ask(
     path: PathGlobOption = None,
     meta: MetaOption = None,
     retriever: RetrieverOption = None,
+    stream: StreamOption = False,
+    generator: GeneratorOption = None,
+    llm_preset: PresetOption = None,
+    llm_base_url: BaseUrlOption = None,
+    llm_model: ModelOption = None,
 ) -> None:
     """Answer a question from the indexed documents, with citations."""
     with _errors():
-        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        settings = _settings(
+            index=index,
+            top_k=top_k,
+            retriever=retriever,
+            **_llm(generator, llm_preset, llm_base_url, llm_model),
+        )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            answer = shirabe.ask(question, filters=_filters(path, meta))
+            filters = _filters(path, meta)
+            if stream and not json_out:
+                answer = _stream_answer(shirabe, question, filters)
+                if answer is None:
+                    raise typer.Exit(1)
+                _print_answer(answer, explain=explain, text=False)
+                return
+            answer = shirabe.ask(question, filters=filters)
     if json_out:
         out.print_json(json.dumps(answer_json(answer), ensure_ascii=False))
     else:
         _print_answer(answer, explain=explain)
+
+
+def _stream_answer(shirabe: Shirabe, question: str, filters: Filters | None) -> Answer | None:
+    """Print answer text as it arrives; the finished answer, or ``None`` after an error."""
+    wrote = False
+    for event in shirabe.ask_stream(question, filters=filters):
+        if isinstance(event, TokenEvent):
+            out.print(escape(event.text), end="", markup=True, highlight=False)
+            out.file.flush()
+            wrote = True
+        elif isinstance(event, DoneEvent):
+            if wrote:
+                out.print()
+            return event.answer
+        elif isinstance(event, ErrorEvent):
+            if wrote:
+                out.print()
+            err.print(f"[bold red]error:[/] {escape(event.message)}")
+            return None
+    return None
 
 
 @app.command()
@@ -291,10 +368,17 @@ def chat(
     index: IndexOption = None,
     top_k: TopKOption = None,
     explain: Annotated[bool, typer.Option("--explain")] = False,
+    generator: GeneratorOption = None,
+    llm_preset: PresetOption = None,
+    llm_base_url: BaseUrlOption = None,
+    llm_model: ModelOption = None,
 ) -> None:
-    """Ask questions interactively; exit, quit or Ctrl-C to leave."""
+    """Ask questions interactively, answers streamed as they are written; exit, quit or
+    Ctrl-C to leave."""
     with _errors():
-        settings = _settings(index=index, top_k=top_k)
+        settings = _settings(
+            index=index, top_k=top_k, **_llm(generator, llm_preset, llm_base_url, llm_model)
+        )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
             out.print("[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了)")
@@ -309,11 +393,12 @@ def chat(
                 if not question:
                     continue
                 try:
-                    answer = shirabe.ask(question)
+                    answer = _stream_answer(shirabe, question, None)
                 except KeyboardInterrupt:
                     out.print()
                     continue
-                _print_answer(answer, explain=explain)
+                if answer is not None:
+                    _print_answer(answer, explain=explain, text=False)
                 out.print()
 
 

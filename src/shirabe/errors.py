@@ -18,3 +18,7 @@ class ModelMismatchError(ShirabeError):
 
 class IndexBusyError(ShirabeError):
     """Another process is writing to the same index."""
+
+
+class ConfigurationError(ShirabeError, ValueError):
+    """Settings that cannot work together, such as a model generator without a server."""

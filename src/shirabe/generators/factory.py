@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shirabe.embedders.protocol import Embedder
+from shirabe.errors import ConfigurationError
 from shirabe.generators.extractive import ExtractiveGenerator
 from shirabe.generators.openai_compat import PRESETS, LLMConfig, OpenAICompatibleGenerator
 from shirabe.generators.protocol import Generator
@@ -32,7 +33,7 @@ def llm_base_url(settings: Settings) -> str:
         return settings.llm_base_url
     if settings.llm_preset:
         return PRESETS[settings.llm_preset]
-    raise ValueError(
+    raise ConfigurationError(
         "generator 'openai' needs a server: set SHIRABE_LLM_PRESET "
         f"({', '.join(PRESETS)}) or SHIRABE_LLM_BASE_URL"
     )
