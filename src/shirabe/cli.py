@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from shirabe import batch as batching
 from shirabe import evaluation
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
@@ -525,6 +526,139 @@ def eval_cases(
             out.print(f"[dim]baseline written to {escape(str(out_file))}[/]")
     if not ok:
         raise typer.Exit(REGRESSION_EXIT)
+
+
+BATCH_FAILED_EXIT = 3
+INTERRUPTED_EXIT = 130
+
+
+@app.command("batch")
+def batch_answer(
+    questions_file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV with a header row id,question (UTF-8, Shift_JIS or UTF-16; other "
+            "columns are ignored).",
+            show_default=False,
+        ),
+    ],
+    out_file: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Predictions CSV (id,answer,error), UTF-8 with BOM."),
+    ],
+    rationales_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rationales",
+            help="Also write the passages behind each answer (id, rank, file, page, sheet, "
+            "row, slide, heading path, score, text).",
+        ),
+    ] = None,
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    path: PathGlobOption = None,
+    meta: MetaOption = None,
+    retriever: RetrieverOption = None,
+    generator: GeneratorOption = None,
+    llm_preset: PresetOption = None,
+    llm_base_url: BaseUrlOption = None,
+    llm_model: ModelOption = None,
+) -> None:
+    """Answer every question of a CSV file into a predictions CSV.
+
+    Resumable: ids already answered in --out are skipped and each answer is saved as soon as it
+    is written, so after Ctrl-C or a crash just run the same command again. A question that fails
+    (e.g. the model server is down) gets an empty answer and an error, the run goes on, and the
+    next run retries it.
+
+    Exit codes: 0 every question answered or refused, 1 error (bad input, no index), 2 invalid
+    setting, 3 some questions failed (see the error column; rerun to retry), 130 interrupted.
+    """
+    with _errors():
+        questions = batching.read_questions(questions_file)
+        settings = _settings(
+            index=index,
+            top_k=top_k,
+            retriever=retriever,
+            **_llm(generator, llm_preset, llm_base_url, llm_model),
+        )
+        with Shirabe(settings) as shirabe:
+            _require_index(shirabe)
+            filters = _filters(path, meta)
+            args = (shirabe, questions, out_file, rationales_file)
+            if json_out or not out.is_terminal:
+                summary = batching.run(*args, filters=filters, show_path=display_path)
+            else:
+                summary = _batch_with_progress(*args, filters=filters)
+    if json_out:
+        out.print_json(json.dumps(summary.as_dict(), ensure_ascii=False))
+    else:
+        _print_batch(summary, out_file, rationales_file)
+    if summary.interrupted:
+        raise typer.Exit(INTERRUPTED_EXIT)
+    if summary.failed:
+        raise typer.Exit(BATCH_FAILED_EXIT)
+
+
+def _batch_with_progress(
+    shirabe: Shirabe,
+    questions: list[batching.Question],
+    out_file: Path,
+    rationales_file: Path | None,
+    *,
+    filters: Filters | None,
+) -> batching.Summary:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[question]}", style="dim"),
+    )
+    with Progress(*columns, console=out, transient=True) as bar:
+        task = bar.add_task("answering", total=None, question="")
+
+        def on_start(total: int) -> None:
+            bar.update(task, total=total)
+
+        def on_row(result: batching.RowResult) -> None:
+            label = result.id if result.outcome != "failed" else f"{result.id} (failed)"
+            bar.update(task, advance=1, question=label)
+
+        return batching.run(
+            shirabe,
+            questions,
+            out_file,
+            rationales_file,
+            filters=filters,
+            show_path=display_path,
+            on_start=on_start,
+            on_row=on_row,
+        )
+
+
+def _print_batch(summary: batching.Summary, out_file: Path, rationales_file: Path | None) -> None:
+    per = summary.seconds_per_question
+    pace = f"{per:.2f} s/question" if per is not None else "—"
+    out.print(
+        f"回答 answered [green]{summary.answered}[/] · 回答不能 refused [yellow]"
+        f"{summary.refused}[/] · 失敗 failed [red]{summary.failed}[/] · "
+        f"スキップ skipped {summary.skipped}  ({pace})"
+    )
+    for failure in summary.failures:
+        err.print(f"[red]failed[/] {escape(failure.id)}: {escape(failure.error)}")
+    written = escape(str(out_file))
+    if rationales_file is not None:
+        written += f", {escape(str(rationales_file))}"
+    out.print(f"[dim]written to {written}[/]")
+    if summary.interrupted:
+        err.print(
+            f"[yellow]interrupted[/]: {summary.remaining} questions left; "
+            "run the same command again to continue"
+        )
+    elif summary.failed:
+        err.print("[yellow]run the same command again to retry the failed questions[/]")
 
 
 def _read_baseline(path: Path) -> dict[str, Any]:
