@@ -13,13 +13,16 @@ from typer.testing import CliRunner, Result
 
 from shirabe.batch import (
     BatchError,
+    Question,
     csv_row,
     parse_questions,
     parse_rows,
     read_questions,
     resume,
+    run,
 )
 from shirabe.cli import app
+from shirabe.records import Answer, Chunk, Hit
 from shirabe.settings import REFUSAL_TEXT
 
 runner = CliRunner()
@@ -126,6 +129,65 @@ def test_output_rows_drop_a_truncated_last_record() -> None:
 def test_output_file_of_another_kind_is_refused() -> None:
     with pytest.raises(BatchError, match=r"p\.csv, line 1: missing column answer"):
         parse_rows("id,question\r\n1,x\r\n", "p.csv", ("id", "answer"))
+
+
+class FakeShirabe:
+    """Answers from a script: a string answers, an exception is raised from ``ask``."""
+
+    def __init__(self, script: dict[str, str | BaseException]) -> None:
+        self.script = script
+        self.asked: list[str] = []
+
+    def ask(self, question: str, **_: object) -> Answer:
+        self.asked.append(question)
+        outcome = self.script[question]
+        if isinstance(outcome, BaseException):
+            raise outcome
+        chunk = Chunk(
+            text="根拠",
+            source="/d/a.xlsx",
+            heading_path=("表", "売上"),
+            locator={"sheet": "売上", "row": 7},
+        )
+        return Answer(question, outcome, [], outcome == REFUSAL_TEXT, [Hit(chunk, 0.5)])
+
+
+def test_run_records_errors_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
+    questions = [Question(f"q{i}", f"質問{i}", i + 1) for i in range(1, 5)]
+    fake = FakeShirabe(
+        {
+            "質問1": "答え\n二行",
+            "質問2": RuntimeError("boom"),
+            "質問3": KeyboardInterrupt(),
+            "質問4": "x",
+        }
+    )
+    pred, reasons = tmp_path / "p.csv", tmp_path / "r.csv"
+    summary = run(fake, questions, pred, reasons)  # type: ignore[arg-type]
+    assert summary.interrupted
+    assert (summary.answered, summary.failed, summary.remaining) == (1, 1, 2)
+    assert fake.asked == ["質問1", "質問2", "質問3"]
+    rows = _read_csv(pred)
+    assert rows == [
+        {"id": "q1", "answer": "答え\n二行", "error": ""},
+        {"id": "q2", "answer": "", "error": "RuntimeError: boom"},
+    ]
+    (reason,) = _read_csv(reasons)
+    assert (reason["id"], reason["sheet"], reason["row"], reason["page"]) == ("q1", "売上", "7", "")
+    assert reason["heading_path"] == "表 > 売上"
+
+    fake.script = {"質問2": REFUSAL_TEXT, "質問3": "三", "質問4": "四"}
+    fake.asked = []
+    summary = run(fake, questions, pred, reasons)  # type: ignore[arg-type]
+    assert fake.asked == ["質問2", "質問3", "質問4"]
+    assert (summary.skipped, summary.refused, summary.answered, summary.failed) == (1, 1, 2, 0)
+    assert [r["id"] for r in _read_csv(pred)] == ["q1", "q2", "q3", "q4"]
+    assert [r["id"] for r in _read_csv(reasons)] == ["q1", "q2", "q3", "q4"]
+
+
+def test_rationales_must_differ_from_predictions(tmp_path: Path) -> None:
+    with pytest.raises(BatchError, match="different file"):
+        run(FakeShirabe({}), [], tmp_path / "p.csv", tmp_path / "p.csv")  # type: ignore[arg-type]
 
 
 # --- end to end ----------------------------------------------------------------------------
