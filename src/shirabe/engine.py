@@ -202,6 +202,10 @@ class Shirabe:
         return self.store.status()
 
     def close(self) -> None:
+        generator = self.__dict__.get("generator")  # only if it was ever made
+        close_generator = getattr(generator, "close", None)
+        if callable(close_generator):
+            close_generator()  # a model server's HTTP connections
         if self._store is not None:
             self._store.close()
 
