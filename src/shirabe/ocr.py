@@ -1,6 +1,7 @@
 """A small wrapper around the ``tesseract`` command for PDF pages without a text layer.
 
-Tesseract runs as a subprocess with a timeout and at most two OpenMP threads, so one scanned
+Tesseract runs as a subprocess with a timeout and one OpenMP thread (more threads gain nothing
+measurable on a page and spin badly when the cores are busy), so one scanned
 page can neither hang an ingest nor take over the machine. Its TSV output is parsed to get
 word confidences: the loader uses them to choose between horizontal (``jpn``) and vertical
 (``jpn_vert``) Japanese.
@@ -22,7 +23,7 @@ logger = logging.getLogger(__name__)
 
 OCR_TIMEOUT_SECONDS = 300.0
 """Per Tesseract run: a 300 dpi page takes 10-30 s on two busy cores; a hang is cut off."""
-OCR_THREADS = 2
+OCR_THREADS = 1
 
 
 class OcrError(Exception):
