@@ -107,6 +107,19 @@ class Citation:
     chunk_id: int
     text: str
 
+    @classmethod
+    def of(cls, number: int, hit: Hit) -> Citation:
+        """Citation ``number`` pointing at the passage of ``hit``."""
+        chunk = hit.chunk
+        return cls(
+            number=number,
+            source=chunk.source,
+            heading_path=chunk.heading_path,
+            locator=chunk.locator,
+            chunk_id=hit.chunk_id,
+            text=chunk.text,
+        )
+
     def label(self, source_label: str | None = None) -> str:
         """``file › heading path › p.3`` as shown to users."""
         parts = [source_label or self.source]

@@ -202,17 +202,7 @@ class ExtractiveGenerator:
         for c in chosen:
             if c.hit_index not in numbers:
                 numbers[c.hit_index] = len(numbers) + 1
-                chunk = hits[c.hit_index].chunk
-                citations.append(
-                    Citation(
-                        number=numbers[c.hit_index],
-                        source=chunk.source,
-                        heading_path=chunk.heading_path,
-                        locator=chunk.locator,
-                        chunk_id=hits[c.hit_index].chunk_id,
-                        text=chunk.text,
-                    )
-                )
+                citations.append(Citation.of(numbers[c.hit_index], hits[c.hit_index]))
             label = f"[{numbers[c.hit_index]}]"
             pieces.append(clip(clean(c.text), self._max_chars - len(label)) + label)
         return Answer(
@@ -238,15 +228,7 @@ class ExtractiveGenerator:
                 chosen.add(c.order)
                 used += cost
         text = " / ".join(by_order[o] for o in sorted(chosen))
-        chunk = hits[top].chunk
-        citation = Citation(
-            number=1,
-            source=chunk.source,
-            heading_path=chunk.heading_path,
-            locator=chunk.locator,
-            chunk_id=hits[top].chunk_id,
-            text=chunk.text,
-        )
+        citation = Citation.of(1, hits[top])
         return Answer(
             question=query.text,
             text=clip(text, self._max_chars - 3) + "[1]",

@@ -70,15 +70,7 @@ class Passage:
         return self.hit.chunk
 
     def citation(self, number: int) -> Citation:
-        chunk = self.chunk
-        return Citation(
-            number=number,
-            source=chunk.source,
-            heading_path=chunk.heading_path,
-            locator=chunk.locator,
-            chunk_id=self.hit.chunk_id,
-            text=chunk.text,
-        )
+        return Citation.of(number, self.hit)
 
 
 _SPACE = re.compile(r"\s+")
