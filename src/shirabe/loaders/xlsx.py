@@ -133,13 +133,11 @@ def _sheet_parts(name: str, rows: Iterator[Row], parts: list[Part], book_title: 
             locator["column"] = column_letter(column)
         parts.append(Part(text, locator))
 
+    shown = {heading_text(name), heading_text(book_title)}
     events = (
         event
         for event in layout(rows, letter_name)
-        if not (
-            isinstance(event, Title)
-            and heading_text(event.text) in {heading_text(name), heading_text(book_title)}
-        )
+        if not (isinstance(event, Title) and heading_text(event.text) in shown)
     )
     render(events, 3, add)
 
