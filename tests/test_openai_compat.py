@@ -12,8 +12,10 @@ import pytest
 
 from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.generators.factory import llm_config, make_generator
+from shirabe.generators.llm import LLMGenerator
 from shirabe.generators.openai_compat import (
     LLMConfig,
+    OpenAIChat,
     OpenAICompatibleGenerator,
     delta_text,
     sse_data,
@@ -320,5 +322,46 @@ def test_settings_choose_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     settings = Settings()
     assert settings.generator == "openai"
     built = make_generator(settings, store=None, embedder=StubEmbedder())  # type: ignore[arg-type]
-    assert isinstance(built, OpenAICompatibleGenerator)
-    assert built.base_url == "http://localhost:1234/v1"
+    assert isinstance(built, LLMGenerator) and isinstance(built.chat, OpenAIChat)
+    assert built.chat.base_url == "http://localhost:1234/v1"
+
+
+def test_azure_settings_need_endpoint_and_deployment() -> None:
+    with pytest.raises(ValueError, match="SHIRABE_LLM_AZURE_ENDPOINT"):
+        llm_config(Settings(generator="azure", llm_azure_deployment="gpt4o"))
+    config = llm_config(
+        Settings(
+            generator="azure",
+            llm_azure_endpoint="https://acme.openai.azure.com/",
+            llm_azure_deployment="gpt4o-ja",
+            llm_azure_api_version="2024-06-01",
+        )
+    )
+    assert config.base_url == "https://acme.openai.azure.com/openai/deployments/gpt4o-ja"
+    assert (config.model, config.api_version) == ("gpt4o-ja", "2024-06-01")
+
+
+def test_azure_requests_carry_api_version_and_api_key_header(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return completion("国内は3000円です[1]。")
+
+    config = LLMConfig(
+        base_url="https://acme.openai.azure.com/openai/deployments/gpt4o-ja",
+        model="gpt4o-ja",
+        api_key_env="AZURE_OPENAI_API_KEY",
+        api_version="2024-10-21",
+    )
+    chat = OpenAIChat(config, transport=httpx.MockTransport(handler))
+    answer = LLMGenerator(chat, gate=Gate(False)).generate(query(), HITS)
+    assert answer.text == "国内は3000円です[1]。"
+    (request,) = seen
+    assert request.url.path == "/openai/deployments/gpt4o-ja/chat/completions"
+    assert request.url.params["api-version"] == "2024-10-21"
+    assert request.headers["api-key"] == KEY
+    assert "authorization" not in request.headers

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from shirabe.generators.chat import estimate_tokens
 from shirabe.generators.prompting import (
     SYSTEM_PROMPT,
     CitationRewriter,
@@ -17,8 +18,10 @@ from shirabe.generators.prompting import (
     neutralise,
     overlaps,
     pack_context,
+    passage_cost,
     render_passage,
     rewrite_citations,
+    widen_passages,
 )
 from shirabe.records import Chunk, Hit, Locator
 from shirabe.settings import REFUSAL_TEXT
@@ -153,6 +156,84 @@ def test_pack_fits_the_budget() -> None:
     assert len(only) == 1
     assert only[0].text.endswith("…")
     assert len(render_passage(1, only[0].chunk, only[0].text)) <= 200
+
+
+def test_pack_counts_with_the_given_cost() -> None:
+    """A token cost of half a character per character lets twice the text in."""
+    hits = [
+        hit("あ" * 100, 1),
+        hit("い" * 100, 2, source="b.md"),
+        hit("う" * 100, 3, source="c.md"),
+    ]
+
+    def half(text: str) -> int:
+        return (len(text) + 1) // 2
+
+    per_passage = half(render_passage(1, hits[0].chunk, hits[0].chunk.text) + "\n")
+    assert len(pack_context(hits, 2 * per_passage + 1)) == 1  # by characters
+    packed = pack_context(hits, 2 * per_passage + 1, cost=half)
+    assert [p.hit.chunk_id for p in packed] == [1, 2]
+    cut = pack_context([hit("長" * 400, 9)], 100, cost=half)
+    assert cut[0].text.endswith("…")
+    assert half(render_passage(1, cut[0].chunk, cut[0].text) + "\n") <= 100
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("abc 12", 6),  # ASCII: one each
+        ("有給休暇", 4),  # main CJK block
+        ("カタカナ、ひらがな。", 10),  # kana and CJK punctuation
+        ("ＡＢ１", 3),  # full-width forms
+        ("𠮷", 3),  # outside the BMP: byte fallback
+        ("①", 3),  # enclosed numbers: not in every vocabulary
+    ],
+)
+def test_estimate_tokens(text: str, tokens: int) -> None:
+    assert estimate_tokens(text) == tokens
+
+
+def _chunk(text: str, cid: int, position: int, **fields: object) -> Chunk:
+    values: dict[str, object] = {"source": "a.md", "heading_path": ("第1章",), "locator": {}}
+    values.update(fields)
+    return Chunk(text=text, id=cid, position=position, **values)  # type: ignore[arg-type]
+
+
+def test_widen_adds_neighbours_of_the_same_section_in_document_order() -> None:
+    c1 = _chunk("前の段落。", 1, 0)
+    c2 = _chunk("ヒットした段落。", 2, 1)
+    c3 = _chunk("後の段落。", 3, 2)
+    c4 = _chunk("第2章の前半。", 4, 3, heading_path=("第2章",))
+    c5 = _chunk("第2章の後半。", 5, 4, heading_path=("第2章",))
+    c6 = _chunk("第3章の本文。", 6, 5, heading_path=("第3章",))
+    c7 = _chunk("第3章の次のページ。", 7, 6, heading_path=("第3章",), locator={"page": 2})
+    order = [c1, c2, c3, c4, c5, c6, c7]
+
+    def neighbours(chunk: Chunk) -> tuple[Chunk | None, Chunk | None]:
+        i = order.index(chunk)
+        return (order[i - 1] if i else None, order[i + 1] if i + 1 < len(order) else None)
+
+    passages = pack_context([Hit(c2, 1.0), Hit(c5, 0.5), Hit(c6, 0.2)], 10_000)
+    wide = widen_passages(passages, 10_000, neighbours)
+    assert [p.text for p in wide] == [
+        "前の段落。\n\nヒットした段落。\n\n後の段落。",
+        "第2章の前半。\n\n第2章の後半。",  # c6 after it is another section
+        "第3章の本文。",  # c5 is shown and of another section; c7 is on another page
+    ]
+    assert [(p.number, p.hit.chunk.id) for p in wide] == [(1, 2), (2, 5), (3, 6)]
+
+    # a neighbour that is itself a passage is not repeated
+    both = widen_passages(pack_context([Hit(c2, 1.0), Hit(c3, 0.9)], 10_000), 10_000, neighbours)
+    assert [p.text for p in both] == ["前の段落。\n\nヒットした段落。", "後の段落。"]
+
+    # the budget is for the whole context: the best-ranked passage widens first
+    base = pack_context([Hit(c2, 1.0), Hit(c5, 0.5)], 10_000)
+    used = sum(passage_cost(p) for p in base)
+    room = len("前の段落。\n\n")
+    tight = widen_passages(base, used + room, neighbours)
+    assert [p.text for p in tight] == ["前の段落。\n\nヒットした段落。", "第2章の後半。"]
+    assert sum(passage_cost(p) for p in tight) <= used + room
 
 
 def test_pack_summaries_optional() -> None:

@@ -61,7 +61,9 @@ RetrieverOption = Annotated[
 GeneratorOption = Annotated[
     str | None,
     typer.Option(
-        "--generator", help="extractive (default) or openai: an OpenAI-compatible model server."
+        "--generator",
+        help="extractive (default); openai: an OpenAI-compatible model server; azure: Azure "
+        "OpenAI (SHIRABE_LLM_AZURE_*); llama: a GGUF file in-process.",
     ),
 ]
 PresetOption = Annotated[
@@ -74,7 +76,12 @@ BaseUrlOption = Annotated[
     str | None, typer.Option("--llm-base-url", help="Model server URL (SHIRABE_LLM_BASE_URL).")
 ]
 ModelOption = Annotated[
-    str | None, typer.Option("--llm-model", help="Model name (SHIRABE_LLM_MODEL).")
+    str | None,
+    typer.Option(
+        "--llm-model",
+        help="Model name on the server (SHIRABE_LLM_MODEL), or a .gguf file to run in-process "
+        "(SHIRABE_LLM_MODEL_PATH).",
+    ),
 ]
 StreamOption = Annotated[bool, typer.Option("--stream", help="Print the answer as it is written.")]
 
@@ -82,7 +89,10 @@ StreamOption = Annotated[bool, typer.Option("--stream", help="Print the answer a
 def _llm(
     generator: str | None, preset: str | None, base_url: str | None, model: str | None
 ) -> dict[str, Any]:
-    """Settings overrides for the answer writer; any model option implies ``openai``."""
+    """Settings overrides for the answer writer: a ``.gguf`` model implies ``llama``, any other
+    model option ``openai``."""
+    if model is not None and model.lower().endswith(".gguf"):
+        return {"generator": generator or "llama", "llm_model_path": Path(model)}
     values: dict[str, Any] = {
         "generator": generator,
         "llm_preset": preset,

@@ -69,9 +69,11 @@ class Settings(BaseSettings):
     )
 
     # language model (OpenAI-compatible Chat Completions)
-    generator: Literal["extractive", "openai"] = Field(
+    generator: Literal["extractive", "openai", "azure", "llama"] = Field(
         default="extractive",
-        description="How answers are written: quoted sentences, or a chat model.",
+        description="How answers are written: quoted sentences (extractive), or a chat model "
+        "behind an OpenAI-compatible server (openai), Azure OpenAI (azure), or a GGUF file "
+        "run in-process (llama).",
     )
     llm_preset: Literal["lmstudio", "ollama", "llamacpp", "vllm", "openai"] | None = Field(
         default=None, description="Fills llm_base_url with the server's usual address."
@@ -92,11 +94,36 @@ class Settings(BaseSettings):
     llm_retries: int = Field(
         default=2, ge=0, description="Retries on connection errors, 429 and 5xx, with backoff."
     )
-    llm_context_chars: int = Field(
-        default=3000,
-        ge=200,
-        description="Budget for the passages in the prompt, in characters (Japanese costs "
-        "about one token per character at most).",
+    llm_context_tokens: int = Field(
+        default=2000,
+        ge=100,
+        description="Budget for the passages in the prompt, in tokens (the model's tokenizer "
+        "in-process; a safe estimate for servers).",
+    )
+    llm_context_window: int | None = Field(
+        default=None,
+        ge=256,
+        description="The server model's context length, if the passage budget must fit it.",
+    )
+    llm_neighbours: bool = Field(
+        default=True,
+        description="Spend unused passage budget on the chunks around a hit in its section.",
+    )
+    llm_azure_endpoint: str | None = Field(
+        default=None, description="Azure OpenAI resource, e.g. https://NAME.openai.azure.com."
+    )
+    llm_azure_deployment: str | None = Field(default=None, description="Azure deployment name.")
+    llm_azure_api_version: str = Field(default="2024-10-21", description="Azure api-version.")
+    llm_model_path: Path | None = Field(
+        default=None, description="GGUF file for generator 'llama' (in-process llama.cpp)."
+    )
+    llm_n_ctx: int = Field(default=4096, ge=512, description="Context window for 'llama'.")
+    llm_threads: int | None = Field(
+        default=None, ge=1, description="CPU threads for 'llama' (default: all cores)."
+    )
+    llm_chat_format: str | None = Field(
+        default=None,
+        description="llama-cpp-python chat format for 'llama' (default: the GGUF's template).",
     )
 
     # ingestion

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from shirabe.embedders.protocol import Embedder
 from shirabe.errors import ConfigurationError
+from shirabe.generators.chat import ChatModel
 from shirabe.generators.extractive import ExtractiveGenerator
-from shirabe.generators.openai_compat import PRESETS, LLMConfig, OpenAICompatibleGenerator
+from shirabe.generators.llama_cpp import LlamaConfig, LlamaCppChat
+from shirabe.generators.llm import LLMGenerator
+from shirabe.generators.openai_compat import PRESETS, LLMConfig, OpenAIChat, azure_base_url
+from shirabe.generators.prompting import Neighbours
 from shirabe.generators.protocol import Generator
+from shirabe.records import Chunk
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Store
 
@@ -29,6 +34,13 @@ def refusal_thresholds(settings: Settings, embedder: Embedder) -> tuple[float, f
 
 def llm_base_url(settings: Settings) -> str:
     """The configured base URL, else the preset's; an error naming both settings if neither."""
+    if settings.generator == "azure":
+        if not settings.llm_azure_endpoint or not settings.llm_azure_deployment:
+            raise ConfigurationError(
+                "generator 'azure' needs SHIRABE_LLM_AZURE_ENDPOINT "
+                "(https://NAME.openai.azure.com) and SHIRABE_LLM_AZURE_DEPLOYMENT"
+            )
+        return azure_base_url(settings.llm_azure_endpoint, settings.llm_azure_deployment)
     if settings.llm_base_url:
         return settings.llm_base_url
     if settings.llm_preset:
@@ -40,16 +52,59 @@ def llm_base_url(settings: Settings) -> str:
 
 
 def llm_config(settings: Settings) -> LLMConfig:
+    azure = settings.generator == "azure"
     return LLMConfig(
         base_url=llm_base_url(settings),
-        model=settings.llm_model,
+        model=settings.llm_azure_deployment if azure else settings.llm_model,
         api_key_env=settings.llm_api_key_env,
         temperature=settings.llm_temperature,
         max_tokens=settings.llm_max_tokens,
         timeout=settings.llm_timeout,
         retries=settings.llm_retries,
-        context_chars=settings.llm_context_chars,
+        api_version=settings.llm_azure_api_version if azure else None,
+        context_window=settings.llm_context_window,
     )
+
+
+def make_chat(settings: Settings) -> ChatModel | None:
+    """The configured chat model, or None for the extractive answerer. Nothing is loaded or
+    contacted here."""
+    if settings.generator in ("openai", "azure"):
+        return OpenAIChat(llm_config(settings))
+    if settings.generator == "llama":
+        if settings.llm_model_path is None:
+            raise ConfigurationError(
+                "generator 'llama' needs a GGUF file: set SHIRABE_LLM_MODEL_PATH"
+            )
+        return LlamaCppChat(
+            LlamaConfig(
+                model_path=settings.llm_model_path,
+                n_ctx=settings.llm_n_ctx,
+                threads=settings.llm_threads,
+                temperature=settings.llm_temperature,
+                max_tokens=settings.llm_max_tokens,
+                chat_format=settings.llm_chat_format,
+            )
+        )
+    return None
+
+
+def store_neighbours(store: Store) -> Neighbours:
+    """Looks up the chunks before and after a chunk of the same file by position."""
+
+    def neighbours(chunk: Chunk) -> tuple[Chunk | None, Chunk | None]:
+        if chunk.id is None:
+            return None, None
+        near = store.get_chunks([chunk.id + d for d in (-2, -1, 1, 2) if chunk.id + d > 0])
+        same = [c for c in near.values() if c.source == chunk.source and not c.is_summary]
+        before = [c for c in same if c.position < chunk.position]
+        after = [c for c in same if c.position > chunk.position]
+        return (
+            max(before, key=lambda c: c.position, default=None),
+            min(after, key=lambda c: c.position, default=None),
+        )
+
+    return neighbours
 
 
 def make_generator(settings: Settings, store: Store, embedder: Embedder) -> Generator:
@@ -62,6 +117,12 @@ def make_generator(settings: Settings, store: Store, embedder: Embedder) -> Gene
         threshold=low,
         unknown_term_threshold=high,
     )
-    if settings.generator == "openai":
-        return OpenAICompatibleGenerator(llm_config(settings), gate=extractive)
-    return extractive
+    chat = make_chat(settings)
+    if chat is None:
+        return extractive
+    return LLMGenerator(
+        chat,
+        gate=extractive,
+        context_tokens=settings.llm_context_tokens,
+        neighbours=store_neighbours(store) if settings.llm_neighbours else None,
+    )

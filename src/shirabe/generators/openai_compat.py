@@ -1,11 +1,10 @@
-"""Answers from any server speaking the OpenAI Chat Completions API.
+"""A chat model behind the OpenAI Chat Completions API, over HTTP.
 
-LM Studio, Ollama, llama.cpp's server, vLLM and OpenAI itself all do; presets give their usual
-base URLs. The API key is read from an environment variable at call time and only ever goes
-into the ``Authorization`` header: it is kept out of reprs, log lines and error messages.
-
-Weak retrieval evidence refuses before any request (the same gate as the extractive
-answerer), so the model never sees a question the documents cannot answer.
+LM Studio, Ollama, llama.cpp's server, vLLM and OpenAI itself all speak it; presets give their
+usual base URLs. Azure OpenAI speaks it too, with the deployment in the path, an
+``api-version`` query parameter and an ``api-key`` header. The API key is read from an
+environment variable at call time and only ever goes into that header: it is kept out of
+reprs, log lines and error messages.
 """
 
 from __future__ import annotations
@@ -15,29 +14,13 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from shirabe.generators.prompting import (
-    CitationRewriter,
-    Passage,
-    build_messages,
-    is_refusal,
-    pack_context,
-)
-from shirabe.generators.protocol import (
-    CitationsEvent,
-    DoneEvent,
-    ErrorEvent,
-    GenerationEvent,
-    GeneratorError,
-    HitsEvent,
-    TokenEvent,
-)
-from shirabe.query import Query
-from shirabe.records import Answer, Hit
-from shirabe.settings import REFUSAL_TEXT
+from shirabe.generators.chat import Message, estimate_tokens
+from shirabe.generators.llm import LLMGenerator, RefusalGate
+from shirabe.generators.protocol import GeneratorError
 
 if TYPE_CHECKING:
     import httpx
@@ -56,12 +39,6 @@ RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 30.0
 
 
-class RefusalGate(Protocol):
-    """Decides from the hits alone whether the documents can answer (see ExtractiveGenerator)."""
-
-    def should_refuse(self, query: Query, hits: list[Hit]) -> bool: ...
-
-
 @dataclass(frozen=True, slots=True)
 class LLMConfig:
     """Where and how to call the model. ``api_key_env`` names the variable, never the key."""
@@ -74,7 +51,14 @@ class LLMConfig:
     timeout: float = 60.0
     retries: int = 2
     backoff: float = 0.5
-    context_chars: int = 3000
+    api_version: str | None = None
+    """Set for Azure OpenAI: sent as ``?api-version=``, with the key in an ``api-key`` header."""
+    context_window: int | None = None
+
+
+def azure_base_url(endpoint: str, deployment: str) -> str:
+    """``https://NAME.openai.azure.com`` and a deployment → the deployment's API base URL."""
+    return f"{endpoint.rstrip('/')}/openai/deployments/{deployment}"
 
 
 def _import_httpx() -> Any:
@@ -133,26 +117,17 @@ def _error_text(payload: object) -> str:
     return str(payload)[:300]
 
 
-class OpenAICompatibleGenerator:
-    """Writes grounded, cited answers with a chat model behind an OpenAI-compatible API."""
+class OpenAIChat:
+    """Chat Completions over HTTP, with retries on connection errors, 429 and 5xx."""
 
-    def __init__(
-        self,
-        config: LLMConfig,
-        *,
-        gate: RefusalGate | None = None,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
+    def __init__(self, config: LLMConfig, *, transport: httpx.BaseTransport | None = None) -> None:
         self._config = config
-        self._gate = gate
         self._transport = transport
         self._model: str | None = config.model
         self._client: httpx.Client | None = None
 
     def __repr__(self) -> str:
-        return (
-            f"OpenAICompatibleGenerator(base_url={self._config.base_url!r}, model={self._model!r})"
-        )
+        return f"OpenAIChat(base_url={self._config.base_url!r}, model={self._model!r})"
 
     @property
     def base_url(self) -> str:
@@ -161,6 +136,17 @@ class OpenAICompatibleGenerator:
     @property
     def name(self) -> str:
         return f"llm:{self._model or 'default'}"
+
+    @property
+    def context_window(self) -> int | None:
+        return self._config.context_window
+
+    @property
+    def max_tokens(self) -> int:
+        return self._config.max_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return estimate_tokens(text)
 
     # ---------------------------------------------------------------- HTTP plumbing
 
@@ -181,7 +167,10 @@ class OpenAICompatibleGenerator:
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self._config.api_key_env, "").strip()
         if key:
-            headers["Authorization"] = f"Bearer {key}"
+            if self._config.api_version:
+                headers["api-key"] = key
+            else:
+                headers["Authorization"] = f"Bearer {key}"
         return headers
 
     def _scrub(self, text: str) -> str:
@@ -205,11 +194,14 @@ class OpenAICompatibleGenerator:
         httpx = _import_httpx()
         client = self._http()
         url = f"{self.base_url}{path}"
+        params = {"api-version": self._config.api_version} if self._config.api_version else None
         attempts = self._config.retries + 1
         for attempt in range(attempts):
             last = attempt == attempts - 1
             try:
-                request = client.build_request(method, url, json=body, headers=self._headers())
+                request = client.build_request(
+                    method, url, json=body, headers=self._headers(), params=params
+                )
                 response = client.send(request, stream=stream)
             except httpx.TimeoutException as exc:
                 raise self._fail(
@@ -255,120 +247,65 @@ class OpenAICompatibleGenerator:
                 raise self._fail("no model configured and the server lists none") from None
         return self._model
 
-    def _body(self, query: Query, passages: list[Passage], *, stream: bool) -> dict[str, Any]:
+    def _body(
+        self, messages: Sequence[Message], *, stream: bool, max_tokens: int | None = None
+    ) -> dict[str, Any]:
         return {
             "model": self.model(),
-            "messages": build_messages(query.text, passages),
+            "messages": list(messages),
             "temperature": self._config.temperature,
-            "max_tokens": self._config.max_tokens,
+            "max_tokens": max_tokens or self._config.max_tokens,
             "stream": stream,
         }
 
-    # ---------------------------------------------------------------- answering
+    # ---------------------------------------------------------------- chat
 
-    def _refusal(self, query: Query, hits: list[Hit], timings: dict[str, float]) -> Answer:
-        return Answer(
-            question=query.text,
-            text=REFUSAL_TEXT,
-            citations=[],
-            refused=True,
-            hits=hits,
-            timings=timings,
-            mode=self.name,
-        )
-
-    def _gate_refuses(self, query: Query, hits: list[Hit]) -> bool:
-        if not hits:
-            return True
-        return self._gate is not None and self._gate.should_refuse(query, hits)
-
-    def _finish(
-        self,
-        query: Query,
-        hits: list[Hit],
-        rewriter: CitationRewriter,
-        text: str,
-        timings: dict[str, float],
-    ) -> Answer:
-        if is_refusal(text):
-            return self._refusal(query, hits, timings)
-        if not text.strip():
-            logger.warning("model at %s returned no answer text; refusing", self.base_url)
-            return self._refusal(query, hits, timings)
-        return Answer(
-            question=query.text,
-            text=text.strip(),
-            citations=rewriter.citations(),
-            refused=False,
-            hits=hits,
-            timings=timings,
-            mode=f"llm:{self.model()}",
-        )
-
-    def generate(self, query: Query, hits: list[Hit]) -> Answer:
-        """Refuse on weak evidence, else ask the model once and map its citations."""
-        started = time.perf_counter()
-        if self._gate_refuses(query, hits):
-            return self._refusal(query, hits, {"llm": 0.0})
-        passages = pack_context(hits, self._config.context_chars)
-        body = self._body(query, passages, stream=False)
+    def complete(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> str:
+        body = self._body(messages, stream=False, max_tokens=max_tokens)
         response = self._send("POST", "/chat/completions", body, stream=False)
         try:
             payload = response.json()
         except ValueError:
             raise self._fail("the response is not JSON") from None
-        raw = message_text(payload)
-        rewriter = CitationRewriter(passages)
-        text = rewriter.feed(raw) + rewriter.finish()
-        timings = {"llm": time.perf_counter() - started}
-        return self._finish(query, hits, rewriter, text, timings)
+        return message_text(payload)
 
-    def stream(self, query: Query, hits: list[Hit]) -> Iterator[GenerationEvent]:
-        """Events: hits, then tokens as the model writes them (citation markers already
-        renumbered), then citations and the finished answer; or an error event."""
-        started = time.perf_counter()
-        yield HitsEvent(hits)
-        if self._gate_refuses(query, hits):
-            answer = self._refusal(query, hits, {"llm": 0.0})
-            yield TokenEvent(answer.text)
-            yield CitationsEvent([])
-            yield DoneEvent(answer)
-            return
-        passages = pack_context(hits, self._config.context_chars)
-        rewriter = CitationRewriter(passages)
-        pieces: list[str] = []
-        first: float | None = None
+    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
+        body = self._body(messages, stream=True)
+        response = self._send("POST", "/chat/completions", body, stream=True)
         try:
-            body = self._body(query, passages, stream=True)
-            response = self._send("POST", "/chat/completions", body, stream=True)
-            try:
-                for payload in sse_data(response.iter_lines()):
-                    shown = rewriter.feed(delta_text(payload))
-                    if shown:
-                        if first is None:
-                            first = time.perf_counter() - started
-                        pieces.append(shown)
-                        yield TokenEvent(shown)
-            finally:
-                response.close()
-            rest = rewriter.finish()
-            if rest:
-                pieces.append(rest)
-                yield TokenEvent(rest)
-        except GeneratorError as exc:
-            yield ErrorEvent(str(exc), exc)
-            return
+            for payload in sse_data(response.iter_lines()):
+                piece = delta_text(payload)
+                if piece:
+                    yield piece
+        except GeneratorError:
+            raise
         except Exception as exc:  # httpx errors while reading the stream
             if "Timeout" in type(exc).__name__:
                 reason = f"no response within {self._config.timeout:g} s ({type(exc).__name__})"
             else:
                 reason = f"the stream broke off ({type(exc).__name__})"
-            error = self._fail(reason)
-            yield ErrorEvent(str(error), error)
-            return
-        timings = {"llm": time.perf_counter() - started}
-        if first is not None:
-            timings["first_token"] = first
-        answer = self._finish(query, hits, rewriter, "".join(pieces), timings)
-        yield CitationsEvent(answer.citations)
-        yield DoneEvent(answer)
+            raise self._fail(reason) from None
+        finally:
+            response.close()
+
+
+class OpenAICompatibleGenerator(LLMGenerator):
+    """Grounded answers from a model behind an OpenAI-compatible server."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        gate: RefusalGate | None = None,
+        transport: httpx.BaseTransport | None = None,
+        context_tokens: int = 2000,
+    ) -> None:
+        self.http = OpenAIChat(config, transport=transport)
+        super().__init__(self.http, gate=gate, context_tokens=context_tokens)
+
+    @property
+    def base_url(self) -> str:
+        return self.http.base_url
+
+    def model(self) -> str:
+        return self.http.model()

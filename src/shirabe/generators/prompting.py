@@ -4,8 +4,9 @@ Everything here is a pure function of its inputs, so prompts and citation handli
 checked with small hand-written tables and without a model.
 
 * ``pack_context`` picks the passages the model sees: rank order, duplicates and overlapping
-  chunks removed, within a character budget (Japanese text costs about one token per
-  character or less, so counting characters is a safe upper bound without the tokenizer).
+  chunks removed, within a token budget (counted with the model's tokenizer, or estimated).
+* ``widen_passages`` spends what the budget has left on the chunks just before and after a
+  passage in the same section, so a hit cut off mid-explanation reads whole.
 * ``build_messages`` writes the system prompt and a user message in which every passage is a
   numbered, labelled ``<passage>`` element. Documents are data: tag-like text inside them is
   neutralised so it cannot close the element, and the prompt says instructions in passages
@@ -19,8 +20,8 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from shirabe.records import HEADING_SEPARATOR, Chunk, Citation, Hit, format_locator
 from shirabe.settings import REFUSAL_TEXT
@@ -100,15 +101,24 @@ def clip_text(text: str, limit: int) -> str:
     return text[: max(limit - 1, 0)] + "…"
 
 
+Cost = Callable[[str], int]
+"""What a text costs in the prompt: tokens by the model's tokenizer, or characters."""
+
+
+def passage_cost(passage: Passage, cost: Cost = len) -> int:
+    return cost(render_passage(passage.number, passage.chunk, passage.text) + PASSAGE_SEPARATOR)
+
+
 def pack_context(
-    hits: Sequence[Hit], budget_chars: int, *, include_summaries: bool = True
+    hits: Sequence[Hit], budget: int, *, include_summaries: bool = True, cost: Cost = len
 ) -> list[Passage]:
     """The hits the model sees, numbered from 1 in rank order.
 
     A hit repeating a better-ranked one (see ``overlaps``) is dropped. Rendered passages
-    (labels included) must fit ``budget_chars``; a passage that does not fit is skipped and
-    smaller later ones may still go in. The first passage is always kept, cut if needed, so a
-    single long chunk still gives the model something to read.
+    (labels included) must fit ``budget`` as measured by ``cost`` (characters by default); a
+    passage that does not fit is skipped and smaller later ones may still go in. The first
+    passage is always kept, cut if needed, so a single long chunk still gives the model
+    something to read.
     """
     kept: list[Passage] = []
     used = 0
@@ -118,17 +128,74 @@ def pack_context(
             continue
         if any(overlaps(p.chunk, chunk) for p in kept):
             continue
-        number = len(kept) + 1
-        cost = len(render_passage(number, chunk, chunk.text)) + len(PASSAGE_SEPARATOR)
-        if used + cost <= budget_chars:
-            kept.append(Passage(number, hit, chunk.text))
-            used += cost
+        passage = Passage(len(kept) + 1, hit, chunk.text)
+        spent = passage_cost(passage, cost)
+        if used + spent <= budget:
+            kept.append(passage)
+            used += spent
         elif not kept:
-            overhead = cost - len(chunk.text)
-            text = clip_text(chunk.text, max(budget_chars - overhead, 1))
-            kept.append(Passage(number, hit, text))
-            used += overhead + len(text)
+            overhead = passage_cost(replace(passage, text=""), cost)
+            room = max(budget - overhead, 1)
+            text = chunk.text
+            while len(text) > 1 and cost(text) > room:  # shrink until the cut text fits
+                text = clip_text(chunk.text, max(int(len(text) * room / cost(text)) - 1, 1))
+            kept.append(replace(passage, text=text))
+            used += overhead + cost(text)
     return kept
+
+
+Neighbours = Callable[[Chunk], tuple[Chunk | None, Chunk | None]]
+"""The chunks just before and after a chunk in its file (None at either end)."""
+
+
+def same_section(a: Chunk, b: Chunk | None) -> bool:
+    """Whether ``b`` continues ``a``'s section: same file, heading path and page/sheet/slide
+    (so the citation of ``a`` still points at it), and neither is a summary."""
+    return (
+        b is not None
+        and not a.is_summary
+        and not b.is_summary
+        and a.source == b.source
+        and a.heading_path == b.heading_path
+        and a.locator == b.locator
+    )
+
+
+def widen_passages(
+    passages: Sequence[Passage], budget: int, neighbours: Neighbours, *, cost: Cost = len
+) -> list[Passage]:
+    """Passages with the chunks before and after them in the same section added, best-ranked
+    passage first, while ``budget`` (for the whole context) allows.
+
+    A neighbour already shown as a passage, or already added to another, is not repeated.
+    Each passage keeps its number and citation: the added text is from the same section and
+    page, in document order around the hit.
+    """
+    out = list(passages)
+    used = sum(passage_cost(p, cost) for p in out)
+    shown = {p.chunk.id for p in out if p.chunk.id is not None}
+    for i, passage in enumerate(out):
+        chunk = passage.chunk
+        if chunk.is_summary or passage.text != chunk.text:
+            continue  # summaries stand alone; a cut passage has no room anyway
+        before, after = neighbours(chunk)
+        text = passage.text
+        for side, other in (("before", before), ("after", after)):
+            if not same_section(chunk, other) or other is None or other.id in shown:
+                continue
+            if any(overlaps(p.chunk, other) for p in out):
+                continue
+            joined = f"{other.text}\n\n{text}" if side == "before" else f"{text}\n\n{other.text}"
+            extra = passage_cost(replace(passage, text=joined), cost) - passage_cost(
+                replace(passage, text=text), cost
+            )
+            if used + extra > budget:
+                continue
+            text, used = joined, used + extra
+            if other.id is not None:
+                shown.add(other.id)
+        out[i] = replace(passage, text=text)
+    return out
 
 
 # ------------------------------------------------------------------------------- rendering
