@@ -47,7 +47,14 @@ TopKOption = Annotated[
     int | None, typer.Option("--top-k", "-k", help="Passages to retrieve (SHIRABE_TOP_K).")
 ]
 PathGlobOption = Annotated[
-    str | None, typer.Option("--path", help="Only files whose path matches this glob.")
+    str | None,
+    typer.Option("--path", help="Only files whose path matches this glob (a folder: '人事/*')."),
+]
+CategoryOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--category", help="Only documents of this category, a top-level folder (repeatable)."
+    ),
 ]
 MetaOption = Annotated[
     list[str] | None,
@@ -133,14 +140,18 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(2) from exc
 
 
-def _filters(path_glob: str | None, meta: list[str] | None = None) -> Filters | None:
+def _filters(
+    path_glob: str | None, meta: list[str] | None = None, categories: list[str] | None = None
+) -> Filters | None:
     metadata: dict[str, str] = {}
     for item in meta or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ShirabeError(f"--meta expects KEY=VALUE, got {item!r}")
         metadata[key.strip()] = value.strip()
-    filters = Filters(path_glob=path_glob, metadata=metadata)
+    filters = Filters(
+        path_glob=path_glob, metadata=metadata, categories=frozenset(categories or ())
+    )
     return filters if filters else None
 
 
@@ -299,6 +310,7 @@ def ask(
     ] = False,
     path: PathGlobOption = None,
     meta: MetaOption = None,
+    category: CategoryOption = None,
     retriever: RetrieverOption = None,
     stream: StreamOption = False,
     generator: GeneratorOption = None,
@@ -316,7 +328,7 @@ def ask(
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            filters = _filters(path, meta)
+            filters = _filters(path, meta, category)
             if stream and not json_out:
                 answer = _stream_answer(shirabe, question, filters)
                 if answer is None:
@@ -358,6 +370,7 @@ def search(
     top_k: TopKOption = None,
     path: PathGlobOption = None,
     meta: MetaOption = None,
+    category: CategoryOption = None,
     retriever: RetrieverOption = None,
 ) -> None:
     """Show the ranked passages with each retriever's score and rank."""
@@ -365,7 +378,7 @@ def search(
         settings = _settings(index=index, top_k=top_k, retriever=retriever)
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            hits = shirabe.search(query, filters=_filters(path, meta))
+            hits = shirabe.search(query, filters=_filters(path, meta, category))
     if json_out:
         out.print_json(json.dumps([_hit_json(h) for h in hits], ensure_ascii=False))
     elif not hits:
@@ -569,6 +582,7 @@ def batch_answer(
     top_k: TopKOption = None,
     path: PathGlobOption = None,
     meta: MetaOption = None,
+    category: CategoryOption = None,
     retriever: RetrieverOption = None,
     generator: GeneratorOption = None,
     llm_preset: PresetOption = None,
@@ -595,7 +609,7 @@ def batch_answer(
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            filters = _filters(path, meta)
+            filters = _filters(path, meta, category)
             args = (shirabe, questions, out_file, rationales_file)
             if json_out or not out.is_terminal:
                 summary = batching.run(*args, filters=filters, show_path=display_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.protocol import Embedder
+from shirabe.entities import Synonyms, load_synonyms
 from shirabe.generators.factory import make_generator
 from shirabe.generators.protocol import (
     DoneEvent,
@@ -91,6 +93,11 @@ class Shirabe:
         return make_retriever(self.settings, self.store, self.embedder)
 
     @cached_property
+    def synonyms(self) -> Synonyms:
+        path = self.settings.synonyms
+        return load_synonyms(path) if path is not None else Synonyms()
+
+    @cached_property
     def generator(self) -> Generator:
         return make_generator(self.settings, self.store, self.embedder)
 
@@ -128,6 +135,7 @@ class Shirabe:
                 ocr_languages=self.settings.ocr_languages,
             ),
             load_timeout=self.settings.load_timeout,
+            synonyms=self.synonyms,
         )
         return ingestor.run([Path(p) for p in paths], progress)
 
@@ -142,7 +150,23 @@ class Shirabe:
         return removed
 
     def query(self, text: str, filters: Filters | None = None) -> Query:
-        return Query(text, tokenizer=self.tokenizer, embedder=self.embedder, filters=filters)
+        """The question as the retrievers see it. Official names it mentions (synonyms file)
+        restrict it to the documents naming them, and join its lexical terms."""
+        expansion: list[str] = []
+        matches = self.synonyms.matches(text) if self.synonyms else {}
+        names = frozenset(matches.values())
+        if names:
+            expansion = sorted(n for n in names if n not in text)
+            if self.settings.entity_filters and not (filters and filters.entities):
+                filters = replace(filters or Filters(), entities=names)
+        return Query(
+            text,
+            tokenizer=self.tokenizer,
+            embedder=self.embedder,
+            filters=filters,
+            expansion=expansion,
+            aliases=list(matches),
+        )
 
     def search(
         self, text: str, *, k: int | None = None, filters: Filters | None = None

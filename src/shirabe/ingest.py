@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import time
@@ -13,16 +14,25 @@ from typing import Literal
 
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
+from shirabe.entities import Synonyms
 from shirabe.loaders import LoadError, LoadOptions, loader_for, supported_extensions
 from shirabe.loading import TimedLoader
 from shirabe.passages import chunk_terms, embedding_key, embedding_texts
-from shirabe.records import Chunk, FileOutcome, FileResult, IngestReport
+from shirabe.records import Chunk, Document, FileOutcome, FileResult, IngestReport, SourceInfo
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 from shirabe.tokenizers.protocol import Tokenizer
 
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY_SECONDS = 60.0
+
+# Metadata keys the ingest adds to every document.
+CATEGORY = "category"
+"""The top-level folder below the ingested folder (``人事`` for ``docs/人事/規程.md``)."""
+ENTITIES = "entities"
+"""The official names (synonyms file) the document mentions, as a JSON list."""
+ENTITIES_VERSION = "entities_version"
+"""The synonyms file's signature when the document was tagged; a change re-tags it."""
 
 _TEMP_SUFFIXES = ("~", ".tmp", ".temp", ".swp", ".swo", ".bak", ".part", ".crdownload")
 
@@ -71,6 +81,15 @@ def walk(root: Path) -> Iterator[Path]:
     yield from visit(root)
 
 
+def category_of(path: Path, root: Path) -> str | None:
+    """The first folder of ``path`` below ``root``; None for files directly in ``root``."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
 def source_path(path: Path) -> str:
     """The key a file is stored under: absolute, symlinks kept as the user named them."""
     return os.path.abspath(path)
@@ -114,6 +133,7 @@ class Ingestor:
         refresh_every_files: int = 200,
         load_options: LoadOptions | None = None,
         load_timeout: float | None = None,
+        synonyms: Synonyms | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -123,15 +143,21 @@ class Ingestor:
         self._max_file_bytes = max_file_bytes
         self._refresh_every_files = refresh_every_files
         self._loader = TimedLoader(load_options or LoadOptions(), load_timeout)
+        self._synonyms = synonyms or Synonyms()
 
     def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
         report = IngestReport()
         files: list[Path] = []
+        categories: dict[Path, str] = {}
         for root in paths:
             if root.is_dir():
-                files.extend(walk(root))
+                for path in walk(root):
+                    files.append(path)
+                    category = category_of(path, root)
+                    if category is not None:
+                        categories[path] = category
             elif root.is_file():
                 files.append(root)
             elif self._store.get_source(source_path(root)) is None:
@@ -142,7 +168,7 @@ class Ingestor:
         notify(IngestEvent("scan", 0, len(files)))
         last_refresh, since_refresh, changed = time.monotonic(), 0, 0
         for done, path in enumerate(files, start=1):
-            result = self.process(path)
+            result = self.process(path, categories.get(path))
             report.files.append(result)
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
@@ -177,8 +203,31 @@ class Ingestor:
                     gone.append(info.path)
         return sorted(set(gone))
 
-    def process(self, path: Path) -> FileResult:
-        """Index one file; any failure is recorded against the file and never raised."""
+    def _current(self, previous: SourceInfo, category: str | None) -> bool:
+        """Whether an unchanged file's tags still hold: same synonyms, same category."""
+        metadata = previous.metadata
+        if metadata.get(ENTITIES_VERSION, "") != (
+            self._synonyms.signature if self._synonyms else ""
+        ):
+            return False
+        return category is None or metadata.get(CATEGORY) == category
+
+    def _tags(self, key: str, document: Document, category: str | None) -> dict[str, str]:
+        tags = dict(document.metadata)
+        if category is not None:
+            tags[CATEGORY] = category
+        if self._synonyms:
+            texts = [key, document.title or "", *(part.text for part in document.parts)]
+            names = sorted(self._synonyms.find_all(texts))
+            tags[ENTITIES] = json.dumps(names, ensure_ascii=False)
+            tags[ENTITIES_VERSION] = self._synonyms.signature
+        return tags
+
+    def process(self, path: Path, category: str | None = None) -> FileResult:
+        """Index one file; any failure is recorded against the file and never raised.
+
+        ``category`` is the top-level folder the file was found under, if any.
+        """
         key = source_path(path)
         try:
             size = path.stat().st_size
@@ -191,7 +240,12 @@ class Ingestor:
         except OSError as exc:
             return self._fail(path, exc.strerror or str(exc))
         previous = self._store.get_source(key)
-        if previous is not None and previous.status == "ok" and previous.sha256 == record.sha256:
+        if (
+            previous is not None
+            and previous.status == "ok"
+            and previous.sha256 == record.sha256
+            and self._current(previous, category)
+        ):
             if previous.mtime != record.mtime or previous.size != record.size:
                 self._store.touch_source(record)
             return FileResult(key, "unchanged", chunks=previous.chunks)
@@ -210,7 +264,8 @@ class Ingestor:
             return self._fail(path, "no text found", record)
         warnings = tuple(document.warnings)
         self._store.replace_source(
-            replace(record, metadata=dict(document.metadata), warnings=warnings), indexed
+            replace(record, metadata=self._tags(key, document, category), warnings=warnings),
+            indexed,
         )
         outcome: FileOutcome = (
             "updated" if previous is not None and previous.chunks > 0 else "added"

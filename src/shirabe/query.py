@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 
 from shirabe.embedders.protocol import Embedder, Vector
@@ -21,9 +22,14 @@ class Query:
         embedder: Embedder,
         filters: Filters | None = None,
         vector: Vector | None = None,
+        expansion: Sequence[str] = (),
+        aliases: Sequence[str] = (),
     ) -> None:
         self.text = text
         self.filters = filters
+        self.expansion = tuple(expansion)
+        self.aliases = tuple(aliases)
+        """Spellings of official names found in the text (normalised), see shirabe.entities."""
         self._tokenizer = tokenizer
         self._embedder = embedder
         if vector is not None:
@@ -31,7 +37,12 @@ class Query:
 
     @cached_property
     def tokens(self) -> list[str]:
-        return self._tokenizer.tokenize(self.text)
+        """The question's terms, then those of the expansion (extra words for the lexical
+        side only: official names of aliases, extracted keywords)."""
+        tokens = self._tokenizer.tokenize(self.text)
+        for extra in self.expansion:
+            tokens.extend(self._tokenizer.tokenize(extra))
+        return tokens
 
     @cached_property
     def term_weights(self) -> dict[str, float]:

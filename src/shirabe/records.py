@@ -187,6 +187,7 @@ class SourceInfo:
     chunks: int
     ingested_at: str
     warnings: tuple[str, ...] = ()
+    metadata: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

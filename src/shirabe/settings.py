@@ -54,6 +54,14 @@ class Settings(BaseSettings):
         default=None, ge=0, le=1, description="Diversify results with MMR when set."
     )
     top_k: int = Field(default=5, ge=1)
+    synonyms: Path | None = Field(
+        default=None,
+        description="YAML file of official names and their aliases: documents are tagged with "
+        "the names they mention, and a question naming one searches only those documents.",
+    )
+    entity_filters: bool = Field(
+        default=True, description="Restrict retrieval to documents naming the question's names."
+    )
 
     # answering
     answer_max_chars: int = Field(default=150, ge=20)

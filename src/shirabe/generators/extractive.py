@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from shirabe.entities import Synonyms
 from shirabe.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.query import Query
 from shirabe.records import Answer, Chunk, Citation, Hit
@@ -160,8 +161,13 @@ class ExtractiveGenerator:
         return 0.0 if vector is None else float(np.dot(vector, query.vector))
 
     def unknown_codes(self, query: Query) -> list[str]:
-        """Codes in the question (INC-2024-0009, AQ-500) that no document contains."""
-        codes = [t for t in dict.fromkeys(query.tokens) if is_code(t)]
+        """Codes in the question (INC-2024-0009, AQ-500) that no document contains. Aliases
+        of an official name (synonyms file) are known whatever the documents call it."""
+        codes = [
+            t
+            for t in dict.fromkeys(query.tokens)
+            if is_code(t) and not any(Synonyms.covers(a, t) for a in query.aliases)
+        ]
         frequencies = self._store.document_frequencies(codes)
         return [t for t in codes if frequencies.get(t, 0) == 0]
 

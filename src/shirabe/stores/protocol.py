@@ -14,13 +14,21 @@ Level = Literal["chunk", "sentence"]
 
 @dataclass(frozen=True, slots=True)
 class Filters:
-    """Restricts retrieval before ranking: a glob over source paths and exact metadata values."""
+    """Restricts retrieval before ranking; every condition given must hold.
+
+    ``path_glob``: a glob over source paths. ``metadata``: exact values. ``categories``: the
+    document's category (the top-level folder it was ingested under) is one of these.
+    ``entities``: the document mentions at least one of these official names (see
+    ``shirabe.entities``).
+    """
 
     path_glob: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    categories: frozenset[str] = frozenset()
+    entities: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.path_glob or self.metadata)
+        return bool(self.path_glob or self.metadata or self.categories or self.entities)
 
 
 @dataclass(frozen=True, slots=True)

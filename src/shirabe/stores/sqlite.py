@@ -97,6 +97,7 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
         chunks=row["chunks"],
         ingested_at=row["ingested_at"],
         warnings=tuple(json.loads(row["warnings"])),
+        metadata=json.loads(row["metadata"]),
     )
 
 
@@ -493,6 +494,17 @@ class SQLiteStore:
         for key, value in filters.metadata.items():
             clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
             params.extend([f"$.{key}", value, f"$.{key}", value])
+        if filters.categories:
+            marks = ", ".join("?" * len(filters.categories))
+            clauses.append(f"json_extract(s.metadata, '$.category') IN ({marks})")
+            params.extend(sorted(filters.categories))
+        if filters.entities:
+            marks = ", ".join("?" * len(filters.entities))
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
+                f"'$.entities'), '[]')) AS e WHERE e.value IN ({marks}))"
+            )
+            params.extend(sorted(filters.entities))
         rows = self._conn().execute(
             "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
             + " AND ".join(clauses),
