@@ -90,6 +90,37 @@ ModelOption = Annotated[
         "(SHIRABE_LLM_MODEL_PATH).",
     ),
 ]
+UnderstandOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--understand",
+        help="Query understanding, repeatable: multi-query (search other wordings too), "
+        "keywords (strengthen the lexical query), decompose (questions asked together, one "
+        "by one; with a model, look up what the question hinges on first).",
+    ),
+]
+UNDERSTAND_SETTINGS = {
+    "multi-query": "multi_query",
+    "keywords": "keyword_extraction",
+    "decompose": "decompose",
+}
+
+
+def _understand(steps: list[str] | None) -> dict[str, bool]:
+    """Settings switched on by ``--understand``; unknown names are an error naming them."""
+    values: dict[str, bool] = {}
+    for step in steps or []:
+        for name in step.split(","):
+            key = UNDERSTAND_SETTINGS.get(name.strip())
+            if key is None:
+                raise ShirabeError(
+                    f"--understand: unknown step {name.strip()!r} "
+                    f"(choose from {', '.join(UNDERSTAND_SETTINGS)})"
+                )
+            values[key] = True
+    return values
+
+
 StreamOption = Annotated[bool, typer.Option("--stream", help="Print the answer as it is written.")]
 
 
@@ -182,6 +213,7 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         "mode": answer.mode,
         "citations": [asdict(c) | {"label": citation_label(c)} for c in answer.citations],
         "hits": [_hit_json(h) for h in answer.hits],
+        "searches": answer.searches,
         "timings": answer.timings,
     }
 
@@ -199,6 +231,8 @@ def _print_answer(answer: Answer, *, explain: bool, text: bool = True) -> None:
             out.print(f"  [cyan]\\[{c.number}][/] {escape(citation_label(c))}")
     if explain:
         out.print()
+        for search in answer.searches:
+            out.print(f"[dim]検索: {escape(search)}[/]")
         _print_hits(answer.hits, explain=True)
         timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in answer.timings.items())
         out.print(f"[dim]{timings}[/]")
@@ -312,6 +346,7 @@ def ask(
     meta: MetaOption = None,
     category: CategoryOption = None,
     retriever: RetrieverOption = None,
+    understand: UnderstandOption = None,
     stream: StreamOption = False,
     generator: GeneratorOption = None,
     llm_preset: PresetOption = None,
@@ -325,6 +360,7 @@ def ask(
             top_k=top_k,
             retriever=retriever,
             **_llm(generator, llm_preset, llm_base_url, llm_model),
+            **_understand(understand),
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
@@ -372,10 +408,13 @@ def search(
     meta: MetaOption = None,
     category: CategoryOption = None,
     retriever: RetrieverOption = None,
+    understand: UnderstandOption = None,
 ) -> None:
     """Show the ranked passages with each retriever's score and rank."""
     with _errors():
-        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        settings = _settings(
+            index=index, top_k=top_k, retriever=retriever, **_understand(understand)
+        )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
             hits = shirabe.search(query, filters=_filters(path, meta, category))
@@ -392,6 +431,7 @@ def chat(
     index: IndexOption = None,
     top_k: TopKOption = None,
     explain: Annotated[bool, typer.Option("--explain")] = False,
+    understand: UnderstandOption = None,
     generator: GeneratorOption = None,
     llm_preset: PresetOption = None,
     llm_base_url: BaseUrlOption = None,
@@ -401,7 +441,10 @@ def chat(
     Ctrl-C to leave."""
     with _errors():
         settings = _settings(
-            index=index, top_k=top_k, **_llm(generator, llm_preset, llm_base_url, llm_model)
+            index=index,
+            top_k=top_k,
+            **_llm(generator, llm_preset, llm_base_url, llm_model),
+            **_understand(understand),
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
@@ -500,6 +543,11 @@ def eval_cases(
     json_out: JsonOption = False,
     top_k: TopKOption = None,
     retriever: RetrieverOption = None,
+    understand: UnderstandOption = None,
+    generator: GeneratorOption = None,
+    llm_preset: PresetOption = None,
+    llm_base_url: BaseUrlOption = None,
+    llm_model: ModelOption = None,
 ) -> None:
     """Score answers against a case file: retrieval hit@k and MRR of the expected source,
     answer containment, refusal precision and recall, latency p50/p95.
@@ -509,7 +557,13 @@ def eval_cases(
     with _errors():
         cases = evaluation.load_cases(cases_file)
         baseline = _read_baseline(against) if against else None
-        settings = _settings(index=index, top_k=top_k, retriever=retriever)
+        settings = _settings(
+            index=index,
+            top_k=top_k,
+            retriever=retriever,
+            **_llm(generator, llm_preset, llm_base_url, llm_model),
+            **_understand(understand),
+        )
         with Shirabe(settings) as shirabe:
             if ingest_dirs:
                 report = shirabe.ingest(ingest_dirs)
@@ -584,6 +638,7 @@ def batch_answer(
     meta: MetaOption = None,
     category: CategoryOption = None,
     retriever: RetrieverOption = None,
+    understand: UnderstandOption = None,
     generator: GeneratorOption = None,
     llm_preset: PresetOption = None,
     llm_base_url: BaseUrlOption = None,
@@ -606,6 +661,7 @@ def batch_answer(
             top_k=top_k,
             retriever=retriever,
             **_llm(generator, llm_preset, llm_base_url, llm_model),
+            **_understand(understand),
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)

@@ -14,6 +14,7 @@ from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.protocol import Embedder
 from shirabe.entities import Synonyms, load_synonyms
 from shirabe.generators.factory import make_generator
+from shirabe.generators.llm import LLMGenerator
 from shirabe.generators.protocol import (
     DoneEvent,
     GenerationEvent,
@@ -27,12 +28,23 @@ from shirabe.passages import chunk_terms
 from shirabe.query import Query
 from shirabe.records import Answer, Hit, IndexStatus, IngestReport
 from shirabe.retrievers.factory import make_retriever
+from shirabe.retrievers.hits import fuse_hits
 from shirabe.retrievers.protocol import Retriever
 from shirabe.settings import Settings
 from shirabe.stores.factory import make_store
 from shirabe.stores.protocol import Filters, Store
 from shirabe.tokenizers.factory import make_tokenizer
 from shirabe.tokenizers.protocol import Tokenizer
+from shirabe.understanding import (
+    ModelUnderstanding,
+    RuleUnderstanding,
+    Understanding,
+    merge_answers,
+)
+
+
+def _understands(settings: Settings) -> bool:
+    return settings.multi_query or settings.keyword_extraction or settings.decompose
 
 
 class Shirabe:
@@ -149,14 +161,26 @@ class Shirabe:
         store.refresh()
         return removed
 
-    def query(self, text: str, filters: Filters | None = None) -> Query:
+    @cached_property
+    def understanding(self) -> Understanding:
+        """Query understanding by the answering chat model if there is one, else by rules."""
+        rules = RuleUnderstanding(self.tokenizer)
+        generator = self.generator
+        if isinstance(generator, LLMGenerator):
+            return ModelUnderstanding(generator.chat, rules)
+        return rules
+
+    def query(
+        self, text: str, filters: Filters | None = None, keywords: Sequence[str] = ()
+    ) -> Query:
         """The question as the retrievers see it. Official names it mentions (synonyms file)
-        restrict it to the documents naming them, and join its lexical terms."""
-        expansion: list[str] = []
+        restrict it to the documents naming them, and join its lexical terms, as do
+        ``keywords``."""
+        expansion: list[str] = list(keywords)
         matches = self.synonyms.matches(text) if self.synonyms else {}
         names = frozenset(matches.values())
         if names:
-            expansion = sorted(n for n in names if n not in text)
+            expansion += sorted(n for n in names if n not in text)
             if self.settings.entity_filters and not (filters and filters.entities):
                 filters = replace(filters or Filters(), entities=names)
         return Query(
@@ -168,28 +192,84 @@ class Shirabe:
             aliases=list(matches),
         )
 
+    def retrieve(
+        self, question: str, k: int, filters: Filters | None = None
+    ) -> tuple[Query, list[Hit], list[str]]:
+        """The question's query, its hits, and what else was searched (query understanding:
+        keywords, other wordings, and the rewritten question of a first step)."""
+        settings = self.settings
+        retriever = self.retriever
+        understanding = self.understanding if _understands(settings) else None
+        if understanding is None:
+            query = self.query(question, filters)
+            return query, retriever.retrieve(query, k), []
+        keywords = understanding.keywords(question) if settings.keyword_extraction else []
+        query = self.query(question, filters, keywords)
+        queries = [query]
+        if settings.multi_query:
+            for text in understanding.paraphrases(question, settings.multi_query_count):
+                queries.append(self.query(text, filters, keywords))
+        extra: list[list[Hit]] = []
+        if settings.decompose:
+            step = understanding.first_step(question)
+            if step:
+                step_query = self.query(step, filters)
+                step_hits = retriever.retrieve(step_query, k)
+                extra.append(step_hits)
+                found = self.generator.generate(step_query, step_hits)
+                if not found.refused:
+                    rewritten = understanding.rewrite(question, step, found.text)
+                    queries.append(self.query(rewritten, filters, keywords))
+        searches = [q.text for q in queries[1:]]
+        if keywords:
+            searches.append("keywords: " + " ".join(keywords))
+        if len(queries) == 1 and not extra:
+            return query, retriever.retrieve(query, k), searches
+        depth = max(2 * k, 10)
+        lists = [retriever.retrieve(q, depth) for q in queries] + extra
+        return query, fuse_hits(lists, k, rrf_k=settings.rrf_k), searches
+
     def search(
         self, text: str, *, k: int | None = None, filters: Filters | None = None
     ) -> list[Hit]:
         """Ranked passages for a query, each with the per-retriever evidence."""
         store = self._bind()
         store.refresh(wait=False)
-        return self.retriever.retrieve(self.query(text, filters), k or self.settings.top_k)
+        return self.retrieve(text, k or self.settings.top_k, filters)[1]
+
+    def parts(self, question: str) -> list[str]:
+        """Questions asked together, when ``decompose`` is on; else ``[]``."""
+        return self.understanding.parts(question) if self.settings.decompose else []
 
     def ask(self, question: str, *, k: int | None = None, filters: Filters | None = None) -> Answer:
-        """Answer from the documents with numbered citations, or refuse."""
+        """Answer from the documents with numbered citations, or refuse.
+
+        With ``decompose`` on, questions asked together are answered one by one and the
+        answers joined, citations numbered across them.
+        """
         store = self._bind()
         store.refresh(wait=False)
+        started = time.perf_counter()
+        parts = self.parts(question)
+        if parts:
+            answers = [self._answer(part, k, filters) for part in parts]
+            answer = merge_answers(question, parts, answers)
+            answer.searches = parts
+            answer.timings["total"] = time.perf_counter() - started
+            return answer
+        return self._answer(question, k, filters)
+
+    def _answer(self, question: str, k: int | None, filters: Filters | None) -> Answer:
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        query = self.query(question, filters)
-        hits = self.retriever.retrieve(query, k or self.settings.top_k)
+        query, hits, searches = self.retrieve(question, k or self.settings.top_k, filters)
         timings["retrieve"] = time.perf_counter() - started
         mark = time.perf_counter()
         answer = self.generator.generate(query, hits)
         timings["generate"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - started
         answer.timings = {**answer.timings, **timings}
+        answer.searches = searches
         return answer
 
     def ask_stream(
@@ -202,9 +282,11 @@ class Shirabe:
         """
         store = self._bind()
         store.refresh(wait=False)
+        if self.parts(question):  # answered part by part: one block of text
+            yield from answer_events(self.ask(question, k=k, filters=filters))
+            return
         started = time.perf_counter()
-        query = self.query(question, filters)
-        hits = self.retriever.retrieve(query, k or self.settings.top_k)
+        query, hits, searches = self.retrieve(question, k or self.settings.top_k, filters)
         retrieved = time.perf_counter() - started
         generator = self.generator
         if isinstance(generator, StreamingGenerator):
@@ -220,6 +302,7 @@ class Shirabe:
                     "generate": total - retrieved,
                     "total": total,
                 }
+                event.answer.searches = searches
             yield event
 
     def status(self) -> IndexStatus:

@@ -507,6 +507,17 @@ def run_settings(shirabe: Shirabe) -> dict[str, Any]:
     return {
         "embedder": s.embedder,
         "retriever": s.retriever,
-        "generator": getattr(s, "generator", "extractive"),
+        "generator": s.generator,
+        "model": shirabe.generator.name,
         "top_k": s.top_k,
+        "understanding": [
+            name
+            for name, on in (
+                ("multi-query", s.multi_query),
+                ("keywords", s.keyword_extraction),
+                ("decompose", s.decompose),
+            )
+            if on
+        ],
+        "synonyms": str(s.synonyms) if s.synonyms else None,
     }

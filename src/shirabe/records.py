@@ -141,6 +141,8 @@ class Answer:
     hits: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
     mode: str = "extractive"
+    searches: list[str] = field(default_factory=list)
+    """What was searched when it was more than the question (query understanding)."""
 
 
 FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]

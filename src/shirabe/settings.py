@@ -63,6 +63,22 @@ class Settings(BaseSettings):
         default=True, description="Restrict retrieval to documents naming the question's names."
     )
 
+    # query understanding (a chat model when one is configured, else rules)
+    multi_query: bool = Field(
+        default=False,
+        description="Also search other wordings of the question (a model's 3 paraphrases; "
+        "without one, the question stripped of its ending and its keywords) and fuse by RRF.",
+    )
+    multi_query_count: int = Field(default=3, ge=1, le=8)
+    keyword_extraction: bool = Field(
+        default=False, description="Add the question's keywords to the lexical query."
+    )
+    decompose: bool = Field(
+        default=False,
+        description="Answer questions asked together one by one; with a model, also look up "
+        "the fact a question hinges on first and search the question rewritten with it.",
+    )
+
     # answering
     answer_max_chars: int = Field(default=150, ge=20)
     refusal_threshold: float | None = Field(

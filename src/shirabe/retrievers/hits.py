@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
+from shirabe.fusion import reciprocal_rank_fusion
 from shirabe.records import Hit, ScoredId
 from shirabe.stores.protocol import Store
 
@@ -30,3 +32,19 @@ def hits_for(
                 hit.ranks[name], hit.scores[name] = table[cid]
         hits.append(hit)
     return hits
+
+
+def fuse_hits(lists: Sequence[Sequence[Hit]], k: int, *, rrf_k: int = 60) -> list[Hit]:
+    """Hit lists for several wordings of one question, fused by reciprocal rank.
+
+    Each chunk keeps the evidence (ranks, scores) from the list that ranked it best, with the
+    fused score as its score; ties keep the order of first appearance.
+    """
+    pairs = {str(i): [(h.chunk_id, h.score) for h in hits] for i, hits in enumerate(lists)}
+    best: dict[int, tuple[int, Hit]] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits):
+            if hit.chunk_id not in best or rank < best[hit.chunk_id][0]:
+                best[hit.chunk_id] = (rank, hit)
+    fused = reciprocal_rank_fusion(pairs, k=rrf_k)
+    return [replace(best[cid][1], score=score) for cid, score in fused[:k]]
