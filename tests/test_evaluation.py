@@ -192,6 +192,25 @@ def test_score_case_from_an_answer() -> None:
     assert scored.problems == []
 
 
+def test_expect_all_needs_every_part() -> None:
+    case = Case("two", "q", expect_all=("3.6L", "1年間"))
+    both = Answer("q", "容量は約３．６Ｌ[1]、保証は1年間[2]", [], False, [])
+    one = Answer("q", "容量は約3.6L[1]", [], False, [])
+    assert score_case(case, both, 0.1).contained is True  # compared after NFKC
+    assert score_case(case, one, 0.1).contained is False
+    mixed = Case("mixed", "q", expect_answer=("約3.6", "3600mL"), expect_all=("1年間",))
+    assert score_case(mixed, both, 0.1).contained is True
+    assert score_case(mixed, one, 0.1).contained is False
+
+
+def test_shipped_multipart_cases_are_valid() -> None:
+    cases = load_cases(ROOT / "eval" / "multipart.yaml")
+    assert len(cases) >= 8 and all(c.expect_all for c in cases)
+    for case in cases:
+        if case.expect_source is not None:
+            assert (ROOT / "sample_docs" / case.expect_source.file).is_file(), case.id
+
+
 def test_compare_metric_verdicts() -> None:
     assert compare_metric("hit@1", 0.80, 0.78).verdict == "ok"  # exactly the tolerance
     assert compare_metric("hit@1", 0.80, 0.77).verdict == "worse"

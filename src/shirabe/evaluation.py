@@ -65,6 +65,8 @@ class Case:
     expect_answer: tuple[str, ...] = ()
     expect_source: ExpectedSource | None = None
     expect_refusal: bool = False
+    expect_all: tuple[str, ...] = ()
+    """Substrings that must all be in the answer (questions asked together)."""
 
     @property
     def answerable(self) -> bool:
@@ -151,7 +153,15 @@ def _parse_case(item: object, where: str) -> Case:
     if not isinstance(case_id, str) or not case_id.strip():
         raise CaseFileError(f"{where}: id: must be a non-empty string")
     where = f"{where.rsplit(': ', 1)[0]}: case {case_id!r}"
-    known = {"id", "question", "kind", "expect_answer", "expect_source", "expect_refusal"}
+    known = {
+        "id",
+        "question",
+        "kind",
+        "expect_answer",
+        "expect_all",
+        "expect_source",
+        "expect_refusal",
+    }
     unknown = sorted(str(k) for k in item if k not in known)
     if unknown:
         raise CaseFileError(f"{where}: {unknown[0]}: unknown field")
@@ -162,17 +172,20 @@ def _parse_case(item: object, where: str) -> Case:
     if not isinstance(kind, str) or not kind.strip():
         raise CaseFileError(f"{where}: kind: must be a string")
     expect_answer = _parse_answers(item.get("expect_answer"), where)
+    expect_all = _parse_answers(item.get("expect_all"), where, "expect_all")
     expect_source = _parse_source(item.get("expect_source"), where)
     expect_refusal = item.get("expect_refusal", False)
     if not isinstance(expect_refusal, bool):
         raise CaseFileError(f"{where}: expect_refusal: must be true or false")
-    if expect_refusal and (expect_answer or expect_source):
+    if expect_refusal and (expect_answer or expect_all or expect_source):
         raise CaseFileError(
-            f"{where}: expect_refusal: cannot be combined with expect_answer or expect_source"
+            f"{where}: expect_refusal: cannot be combined with expect_answer, expect_all or "
+            "expect_source"
         )
-    if not (expect_refusal or expect_answer or expect_source):
+    if not (expect_refusal or expect_answer or expect_all or expect_source):
         raise CaseFileError(
-            f"{where}: expect_answer: give expect_answer, expect_source or expect_refusal"
+            f"{where}: expect_answer: give expect_answer, expect_all, expect_source or "
+            "expect_refusal"
         )
     return Case(
         id=case_id.strip(),
@@ -181,16 +194,17 @@ def _parse_case(item: object, where: str) -> Case:
         expect_answer=expect_answer,
         expect_source=expect_source,
         expect_refusal=expect_refusal,
+        expect_all=expect_all,
     )
 
 
-def _parse_answers(value: object, where: str) -> tuple[str, ...]:
+def _parse_answers(value: object, where: str, name: str = "expect_answer") -> tuple[str, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise CaseFileError(f"{where}: expect_answer: must be a list of non-empty strings")
+        raise CaseFileError(f"{where}: {name}: must be a list of non-empty strings")
     return tuple(value)
 
 
@@ -255,8 +269,11 @@ def score_case(case: Case, answer: Answer, seconds: float) -> CaseResult:
     pairs = [(h.chunk.source, h.chunk.locator) for h in answer.hits]
     rank = first_match_rank(pairs, case.expect_source) if case.expect_source else None
     contained: bool | None = None
-    if case.answerable and case.expect_answer:
-        contained = contains_any(answer.text, case.expect_answer)
+    if case.answerable and (case.expect_answer or case.expect_all):
+        text = unicodedata.normalize("NFKC", answer.text)
+        contained = (not case.expect_answer or contains_any(text, case.expect_answer)) and all(
+            unicodedata.normalize("NFKC", s) in text for s in case.expect_all
+        )
     return CaseResult(
         id=case.id,
         kind=case.kind,
