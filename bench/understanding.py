@@ -7,8 +7,9 @@ Uses the index bench/jsquad.py keeps in bench/.cache/jsquad (run that first). Ev
 asks the same questions through ``Shirabe.ask`` (the engine's real pipeline) and reports
 paragraph recall@1/5/10, MRR@10 and nDCG@10 of the retrieved passages, extractive answer
 containment (answers are always extractive here, so only retrieval changes them) and the
-time per question (the query-vector cache is emptied before each variant). ``--limit`` takes a seeded random sample; without it every question is
-asked (rules only: the model takes seconds per call). With ``--model`` the understanding
+time per question (the query-vector cache is emptied before each variant). ``--limit`` takes
+a seeded random sample; without it every question is asked (rules only: the model takes
+seconds per call). With ``--model`` the understanding
 steps are done by a GGUF model in-process (default Gemma 3 270M from PyPI).
 
 Results also go to bench/results/understanding[-model].json.
