@@ -78,6 +78,19 @@ def write_corpus(data: Mapping[str, Any], folder: Path) -> list[Question]:
     return questions
 
 
+def cached_index(file: Path) -> tuple[Path, list[Question], Settings]:
+    """The corpus folder, questions and settings of the index this script keeps (for the
+    scripts that reuse it); exits when that index has not been built yet."""
+    data = json.loads(file.read_text(encoding="utf-8"))
+    corpus = CACHE / "jsquad" / "corpus"
+    questions = write_corpus(data, corpus)
+    settings = Settings()
+    settings = settings.model_copy(update={"home": CACHE / "jsquad" / f"index-{settings.embedder}"})
+    if not settings.home.exists():
+        raise SystemExit(f"no index at {settings.home}: run bench/jsquad.py first")
+    return corpus, questions, settings
+
+
 def paragraph_ranking(
     ranked: Sequence[int], source_of: Callable[[int], str], limit: int = 10
 ) -> list[str]:

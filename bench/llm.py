@@ -18,7 +18,6 @@ that exists. Results also go to bench/results/llm.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import time
@@ -27,14 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsquad import DEFAULT_FILE, Question, nfkc, write_corpus
+from jsquad import DEFAULT_FILE, Question, cached_index, nfkc
 from shirabe.engine import Shirabe
 from shirabe.generators.factory import make_generator
 from shirabe.generators.protocol import Generator
 from shirabe.records import Answer, Hit
-from shirabe.settings import Settings
 
-from common import CACHE, percentile, write_result
+from common import percentile, write_result
 
 
 @dataclass(slots=True)
@@ -162,13 +160,7 @@ def main() -> None:
     parser.add_argument("--progress", type=int, default=10, help="print every N questions")
     args = parser.parse_args()
 
-    data = json.loads(args.file.read_text(encoding="utf-8"))
-    work = CACHE / "jsquad"
-    questions = write_corpus(data, work / "corpus")
-    settings = Settings()
-    settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
-    if not settings.home.exists():
-        raise SystemExit(f"no index at {settings.home}: run bench/jsquad.py first")
+    _, questions, settings = cached_index(args.file)
     sample = sample_questions(questions, args.n, args.seed)
     print(f"sample: {len(sample)} of {len(questions)} questions, seed {args.seed}")
 

@@ -18,19 +18,17 @@ Results also go to bench/results/understanding[-model].json.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from pathlib import Path
 from typing import Any
 
-from jsquad import DEFAULT_FILE, fmt, nfkc, paragraph_ranking, retrieval_metrics, write_corpus
+from jsquad import DEFAULT_FILE, cached_index, fmt, nfkc, paragraph_ranking, retrieval_metrics
 from shirabe.engine import Shirabe
 from shirabe.generators.factory import make_chat
-from shirabe.settings import Settings
 from shirabe.understanding import ModelUnderstanding, RuleUnderstanding
 
-from common import CACHE, percentile, write_result
+from common import percentile, write_result
 
 VARIANTS: dict[str, dict[str, bool]] = {
     "baseline": {},
@@ -51,16 +49,9 @@ def main() -> None:
     parser.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
     args = parser.parse_args()
 
-    data = json.loads(args.file.read_text(encoding="utf-8"))
-    work = CACHE / "jsquad"
-    corpus = work / "corpus"
-    questions = write_corpus(data, corpus)
+    corpus, questions, base = cached_index(args.file)
     if args.limit:
         questions = random.Random(args.seed).sample(questions, min(args.limit, len(questions)))
-    base = Settings()
-    base = base.model_copy(update={"home": work / f"index-{base.embedder}"})
-    if not base.home.exists():
-        raise SystemExit(f"no index at {base.home}: run bench/jsquad.py first")
     app = Shirabe(base)
     prefix = str(corpus.resolve()) + "/"
     rules = RuleUnderstanding(app.tokenizer)
