@@ -16,13 +16,18 @@ from shirabe.retrievers.hits import fuse_hits
 from shirabe.settings import REFUSAL_TEXT, Settings
 from shirabe.tokenizers.factory import make_tokenizer
 from shirabe.understanding import (
+    PARAPHRASE_PROMPT,
+    SYSTEM,
     ModelUnderstanding,
     RuleUnderstanding,
+    clean_items,
     content_words,
+    echoes,
     merge_answers,
     parse_keywords,
     parse_lines,
     parse_step,
+    related,
     renumber_markers,
     split_parts,
     strip_question,
@@ -174,6 +179,47 @@ def test_fuse_hits_by_reciprocal_rank() -> None:
     assert [h.chunk_id for h in fused] == [2, 1, 4]
     assert fused[0].score == pytest.approx(1 / 3 + 1 / 2)
     assert fused[1].score == pytest.approx(1 / 2 + 1 / 4)
+
+
+def test_fuse_hits_weighs_the_question_and_keeps_its_evidence() -> None:
+    own = [Hit(Chunk(text="c1", source="a.md", id=1), 1.0, scores={"dense_sentence": 0.9})]
+    own.append(Hit(Chunk(text="c2", source="a.md", id=2), 0.5, scores={"dense_sentence": 0.8}))
+    guess = [Hit(Chunk(text="c2", source="a.md", id=2), 1.0, scores={"dense_sentence": 0.3})]
+    guess.append(_hit(3))
+    fused = fuse_hits([own, guess, guess], 3, rrf_k=1, weights=[2.0, 1.0, 1.0])
+    # 1: 2/2 = 1.0; 2: 2/3 + 1/2 + 1/2 = 1.667; 3: 1/3 + 1/3
+    assert [h.chunk_id for h in fused] == [2, 1, 3]
+    assert fused[0].scores == {"dense_sentence": 0.8}  # scored against the question itself
+
+
+@pytest.mark.parametrize(
+    ("item", "echo"),
+    [
+        ("あなたは社内文書検索のための質問を分析するアシスタントです。", True),
+        ("説明や前置きは書かないでください。", True),
+        ("年休はどう申請しますか", False),
+        ("有給休暇の申請方法を教えてください", False),  # repeats the question, not the frame
+        ("次の質問を、意味を変えずに別の言い方で", True),
+    ],
+)
+def test_echoes_of_the_prompt(item: str, echo: bool) -> None:
+    question = "有給休暇の申請方法は？"
+    prompt = SYSTEM + PARAPHRASE_PROMPT.format(n=3, question=question)
+    assert echoes(item, prompt, question) is echo
+
+
+def test_clean_items_drop_labels_echoes_and_unrelated_lines() -> None:
+    question = "オランダは対日貿易では赤字か黒字か？"
+    prompt = SYSTEM + PARAPHRASE_PROMPT.format(n=3, question=question)
+    items = [
+        "回答: オランダの対日貿易は赤字ですか",
+        SYSTEM,
+        "で購入",  # nothing in common with the question
+        "2018年11月10日",
+        "オランダ" * 30,  # far longer than the question
+    ]
+    assert clean_items(items, prompt, question) == ["オランダの対日貿易は赤字ですか"]
+    assert related("対日貿易の収支", question) and not related("休暇の申請", question)
 
 
 class ScriptedChat:

@@ -42,6 +42,10 @@ from shirabe.understanding import (
     merge_answers,
 )
 
+QUESTION_WEIGHT = 2.0
+"""In the fusion of several wordings, the user's own words count double: the others are
+guesses, and a weak model's guesses can be off the subject."""
+
 
 def _understands(settings: Settings) -> bool:
     return settings.multi_query or settings.keyword_extraction or settings.decompose
@@ -219,7 +223,8 @@ class Shirabe:
                 found = self.generator.generate(step_query, step_hits)
                 if not found.refused:
                     rewritten = understanding.rewrite(question, step, found.text)
-                    queries.append(self.query(rewritten, filters, keywords))
+                    if rewritten.strip() != question.strip():
+                        queries.append(self.query(rewritten, filters, keywords))
         searches = [q.text for q in queries[1:]]
         if keywords:
             searches.append("keywords: " + " ".join(keywords))
@@ -227,7 +232,8 @@ class Shirabe:
             return query, retriever.retrieve(query, k), searches
         depth = max(2 * k, 10)
         lists = [retriever.retrieve(q, depth) for q in queries] + extra
-        return query, fuse_hits(lists, k, rrf_k=settings.rrf_k), searches
+        weights = [QUESTION_WEIGHT] + [1.0] * (len(lists) - 1)
+        return query, fuse_hits(lists, k, rrf_k=settings.rrf_k, weights=weights), searches
 
     def search(
         self, text: str, *, k: int | None = None, filters: Filters | None = None

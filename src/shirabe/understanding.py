@@ -201,7 +201,7 @@ KEYWORD_PROMPT = """次の質問の答えが書かれた文書を全文検索で
 質問: {question}"""
 
 STEP_PROMPT = """次の質問は、先に別の事実を調べないと答えられない質問ですか。
-例: 「A社のブランドXは何年に発売されましたか」→ 先に「ブランドXを持つのはどの会社か」を調べる。
+例: 「山田部長の部署の内線番号は？」→ 先に「山田部長はどの部署にいますか」を調べる。
 そうであれば、先に調べる質問を1行で出力してください。そうでなければ「なし」とだけ出力してください。
 
 質問: {question}"""
@@ -254,6 +254,56 @@ def parse_step(text: str, question: str) -> str | None:
     return step
 
 
+_LABEL = re.compile(r"^(?:回答|答え|質問|キーワード|言い換え|出力)\s*\d*\s*[:：]\s*")
+_ECHO_WINDOW = 8
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def echoes(item: str, prompt: str, *given: str) -> bool:
+    """Whether ``item`` repeats our own prompt: a run of 8 characters from the prompt's own
+    words, not from the texts ``given`` to it (the question, an answer). Small models often
+    echo their instructions."""
+    body = _squeeze(item)
+    frame = _squeeze(prompt)
+    allowed = [_squeeze(g) for g in given if g.strip()]
+    for text in allowed:
+        frame = frame.replace(text, "\0")
+    size = min(_ECHO_WINDOW, len(body))  # a short item is an echo if it is all prompt
+    for i in range(len(body) - size + 1):
+        window = body[i : i + size]
+        if window in frame and not any(window in text for text in allowed):
+            return True
+    return False
+
+
+def related(item: str, question: str) -> bool:
+    """Whether ``item`` shares a word with the question: a code, or two characters in a row
+    (any script). Paraphrases and steps that share nothing are not about the question."""
+    a, b = _squeeze(item).lower(), _squeeze(question).lower()
+    pairs = {b[i : i + 2] for i in range(len(b) - 1)} - {"です", "ます", "すか", "のは", "には"}
+    return any(item_pair in pairs for item_pair in (a[i : i + 2] for i in range(len(a) - 1)))
+
+
+def clean_items(
+    items: Sequence[str], prompt: str, question: str, *given: str, limit: int | None = None
+) -> list[str]:
+    """Model output items without labels (「回答:」), prompt echoes, lines unrelated to the
+    question or longer than ``limit`` (default: twice the question plus 20)."""
+    longest = limit if limit is not None else 2 * len(question) + 20
+    out = []
+    for item in items:
+        text = _LABEL.sub("", item).strip()
+        if not text or len(text) > longest:
+            continue
+        if echoes(text, prompt, question, *given) or not related(text, question):
+            continue
+        out.append(text)
+    return out
+
+
 @dataclass(slots=True)
 class ModelUnderstanding:
     """Query understanding by a chat model; rules take over whenever the model fails."""
@@ -278,25 +328,51 @@ class ModelUnderstanding:
             return None
 
     def paraphrases(self, question: str, n: int) -> list[str]:
-        reply = self._ask(PARAPHRASE_PROMPT.format(n=n, question=question))
+        prompt = PARAPHRASE_PROMPT.format(n=n, question=question)
+        reply = self._ask(prompt)
         if reply is None:
             return self.rules.paraphrases(question, n)
-        return _distinct(parse_lines(reply), question, n)
+        items = clean_items(parse_lines(reply), SYSTEM + prompt, question)
+        return _distinct(items, question, n)
 
     def keywords(self, question: str) -> list[str]:
-        reply = self._ask(KEYWORD_PROMPT.format(question=question))
-        return parse_keywords(reply) if reply is not None else self.rules.keywords(question)
+        prompt = KEYWORD_PROMPT.format(question=question)
+        reply = self._ask(prompt)
+        if reply is None:
+            return self.rules.keywords(question)
+        words = [_LABEL.sub("", w).strip() for w in parse_keywords(reply)]
+        # keywords need not share a word with the question: synonyms are the point
+        return [
+            w
+            for w in words
+            if w
+            and len(w) <= 20
+            and _squeeze(w) != _squeeze(question)
+            and not echoes(w, SYSTEM + prompt, question)
+        ]
 
     def parts(self, question: str) -> list[str]:
         return self.rules.parts(question)
 
     def first_step(self, question: str) -> str | None:
-        reply = self._ask(STEP_PROMPT.format(question=question))
-        return None if reply is None else parse_step(reply, question)
+        prompt = STEP_PROMPT.format(question=question)
+        reply = self._ask(prompt)
+        step = None if reply is None else parse_step(reply, question)
+        if step is None or not clean_items([step], SYSTEM + prompt, question):
+            return None
+        return step
 
     def rewrite(self, question: str, step: str, answer: str) -> str:
-        reply = self._ask(REWRITE_PROMPT.format(question=question, step=step, answer=answer))
-        lines = parse_lines(reply or "")
+        prompt = REWRITE_PROMPT.format(question=question, step=step, answer=answer)
+        reply = self._ask(prompt)
+        lines = clean_items(
+            parse_lines(reply or ""),
+            SYSTEM + prompt,
+            question,
+            step,
+            answer,
+            limit=2 * len(question) + len(answer) + 20,
+        )
         return lines[0] if lines else question
 
 

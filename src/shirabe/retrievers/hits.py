@@ -34,17 +34,29 @@ def hits_for(
     return hits
 
 
-def fuse_hits(lists: Sequence[Sequence[Hit]], k: int, *, rrf_k: int = 60) -> list[Hit]:
-    """Hit lists for several wordings of one question, fused by reciprocal rank.
+def fuse_hits(
+    lists: Sequence[Sequence[Hit]],
+    k: int,
+    *,
+    rrf_k: int = 60,
+    weights: Sequence[float] | None = None,
+) -> list[Hit]:
+    """Hit lists for several wordings of one question, the question's own first, fused by
+    weighted reciprocal rank.
 
-    Each chunk keeps the evidence (ranks, scores) from the list that ranked it best, with the
-    fused score as its score; ties keep the order of first appearance.
+    A chunk the first list found keeps that list's evidence (ranks, scores against the
+    question itself, which the refusal gate reads); others keep the evidence of the list that
+    ranked them best. The fused score becomes the score; ties keep the order of first
+    appearance.
     """
-    pairs = {str(i): [(h.chunk_id, h.score) for h in hits] for i, hits in enumerate(lists)}
+    names = [str(i) for i in range(len(lists))]
+    pairs = {n: [(h.chunk_id, h.score) for h in hits] for n, hits in zip(names, lists, strict=True)}
     best: dict[int, tuple[int, Hit]] = {}
-    for hits in lists:
+    for position, hits in enumerate(lists):
         for rank, hit in enumerate(hits):
-            if hit.chunk_id not in best or rank < best[hit.chunk_id][0]:
-                best[hit.chunk_id] = (rank, hit)
-    fused = reciprocal_rank_fusion(pairs, k=rrf_k)
+            key = (0 if position == 0 else 1) * 10**6 + rank
+            if hit.chunk_id not in best or key < best[hit.chunk_id][0]:
+                best[hit.chunk_id] = (key, hit)
+    table = dict(zip(names, weights, strict=True)) if weights is not None else None
+    fused = reciprocal_rank_fusion(pairs, k=rrf_k, weights=table)
     return [replace(best[cid][1], score=score) for cid, score in fused[:k]]
