@@ -210,9 +210,11 @@ class Shirabe:
         keywords = understanding.keywords(question) if settings.keyword_extraction else []
         query = self.query(question, filters, keywords)
         queries = [query]
+        searches: list[str] = []
         if settings.multi_query:
             for text in understanding.paraphrases(question, settings.multi_query_count):
                 queries.append(self.query(text, filters, keywords))
+                searches.append(text)
         extra: list[list[Hit]] = []
         if settings.decompose:
             step = understanding.first_step(question)
@@ -220,12 +222,13 @@ class Shirabe:
                 step_query = self.query(step, filters)
                 step_hits = retriever.retrieve(step_query, k)
                 extra.append(step_hits)
+                searches.append(step)
                 found = self.generator.generate(step_query, step_hits)
                 if not found.refused:
                     rewritten = understanding.rewrite(question, step, found.text)
                     if rewritten.strip() != question.strip():
                         queries.append(self.query(rewritten, filters, keywords))
-        searches = [q.text for q in queries[1:]]
+                        searches.append(rewritten)
         if keywords:
             searches.append("keywords: " + " ".join(keywords))
         if len(queries) == 1 and not extra:
