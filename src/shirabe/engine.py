@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
+from shirabe.access import AccessMap, load_access_map
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.factory import make_embedder
@@ -114,6 +115,10 @@ class Shirabe:
         return load_synonyms(path) if path is not None else Synonyms()
 
     @cached_property
+    def access(self) -> AccessMap:
+        return load_access_map(self.settings.access_map, self.settings.default_groups)
+
+    @cached_property
     def generator(self) -> Generator:
         return make_generator(self.settings, self.store, self.embedder)
 
@@ -152,6 +157,7 @@ class Shirabe:
             ),
             load_timeout=self.settings.load_timeout,
             synonyms=self.synonyms,
+            access=self.access,
         )
         return ingestor.run([Path(p) for p in paths], progress)
 

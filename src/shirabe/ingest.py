@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from shirabe.access import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.entities import Synonyms
@@ -31,8 +32,11 @@ CATEGORY = "category"
 """The top-level folder below the ingested folder (``人事`` for ``docs/人事/規程.md``)."""
 ENTITIES = "entities"
 """The official names (synonyms file) the document mentions, as a JSON list."""
-ENTITIES_VERSION = "entities_version"
-"""The synonyms file's signature when the document was tagged; a change re-tags it."""
+GROUPS = "groups"
+"""The groups that may read the document (access map), as a JSON list."""
+TAGS_VERSION = "tags_version"
+"""The synonyms file's and access map's signature when the document was tagged; a change
+re-tags it."""
 
 _TEMP_SUFFIXES = ("~", ".tmp", ".temp", ".swp", ".swo", ".bak", ".part", ".crdownload")
 
@@ -134,6 +138,7 @@ class Ingestor:
         load_options: LoadOptions | None = None,
         load_timeout: float | None = None,
         synonyms: Synonyms | None = None,
+        access: AccessMap | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -144,20 +149,20 @@ class Ingestor:
         self._refresh_every_files = refresh_every_files
         self._loader = TimedLoader(load_options or LoadOptions(), load_timeout)
         self._synonyms = synonyms or Synonyms()
+        self._access = access or AccessMap()
+        self._tags_version = f"{self._synonyms.signature}:{self._access.signature}"
 
     def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
         report = IngestReport()
         files: list[Path] = []
-        categories: dict[Path, str] = {}
+        roots: dict[Path, Path] = {}
         for root in paths:
             if root.is_dir():
                 for path in walk(root):
                     files.append(path)
-                    category = category_of(path, root)
-                    if category is not None:
-                        categories[path] = category
+                    roots[path] = root
             elif root.is_file():
                 files.append(root)
             elif self._store.get_source(source_path(root)) is None:
@@ -168,7 +173,7 @@ class Ingestor:
         notify(IngestEvent("scan", 0, len(files)))
         last_refresh, since_refresh, changed = time.monotonic(), 0, 0
         for done, path in enumerate(files, start=1):
-            result = self.process(path, categories.get(path))
+            result = self.process(path, roots.get(path))
             report.files.append(result)
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
@@ -204,15 +209,16 @@ class Ingestor:
         return sorted(set(gone))
 
     def _current(self, previous: SourceInfo, category: str | None) -> bool:
-        """Whether an unchanged file's tags still hold: same synonyms, same category."""
+        """Whether an unchanged file's tags still hold: same synonyms and access map, same
+        category."""
         metadata = previous.metadata
-        if metadata.get(ENTITIES_VERSION, "") != (
-            self._synonyms.signature if self._synonyms else ""
-        ):
+        if metadata.get(TAGS_VERSION) != self._tags_version:
             return False
         return category is None or metadata.get(CATEGORY) == category
 
-    def _tags(self, key: str, document: Document, category: str | None) -> dict[str, str]:
+    def _tags(
+        self, key: str, document: Document, category: str | None, relative: str
+    ) -> dict[str, str]:
         tags = dict(document.metadata)
         if category is not None:
             tags[CATEGORY] = category
@@ -220,14 +226,18 @@ class Ingestor:
             texts = [key, document.title or "", *(part.text for part in document.parts)]
             names = sorted(self._synonyms.find_all(texts))
             tags[ENTITIES] = json.dumps(names, ensure_ascii=False)
-            tags[ENTITIES_VERSION] = self._synonyms.signature
+        tags[GROUPS] = json.dumps(list(self._access.groups_for(relative)), ensure_ascii=False)
+        tags[TAGS_VERSION] = self._tags_version
         return tags
 
-    def process(self, path: Path, category: str | None = None) -> FileResult:
+    def process(self, path: Path, root: Path | None = None) -> FileResult:
         """Index one file; any failure is recorded against the file and never raised.
 
-        ``category`` is the top-level folder the file was found under, if any.
+        ``root`` is the folder given to the run that the file was found under: its category
+        and the path the access map matches are taken relative to it.
         """
+        category = category_of(path, root) if root is not None else None
+        relative = path.relative_to(root).as_posix() if root is not None else path.name
         key = source_path(path)
         try:
             size = path.stat().st_size
@@ -264,7 +274,11 @@ class Ingestor:
             return self._fail(path, "no text found", record)
         warnings = tuple(document.warnings)
         self._store.replace_source(
-            replace(record, metadata=self._tags(key, document, category), warnings=warnings),
+            replace(
+                record,
+                metadata=self._tags(key, document, category, relative),
+                warnings=warnings,
+            ),
             indexed,
         )
         outcome: FileOutcome = (

@@ -59,6 +59,15 @@ class Settings(BaseSettings):
         description="YAML file of official names and their aliases: documents are tagged with "
         "the names they mention, and a question naming one searches only those documents.",
     )
+    access_map: Path | None = Field(
+        default=None,
+        description="YAML file of path globs (relative to the ingested folder) and the groups "
+        "that may read the files they match; the first matching glob decides.",
+    )
+    default_groups: list[str] = Field(
+        default_factory=lambda: ["public"],
+        description="Groups of files no access-map glob matches ('public': every user).",
+    )
     entity_filters: bool = Field(
         default=True, description="Restrict retrieval to documents naming the question's names."
     )

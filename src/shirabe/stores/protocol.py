@@ -19,16 +19,24 @@ class Filters:
     ``path_glob``: a glob over source paths. ``metadata``: exact values. ``categories``: the
     document's category (the top-level folder it was ingested under) is one of these.
     ``entities``: the document mentions at least one of these official names (see
-    ``shirabe.entities``).
+    ``shirabe.entities``). ``groups``: the document is readable by at least one of these
+    groups (``shirabe.access``); None: no access restriction.
     """
 
     path_glob: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
     categories: frozenset[str] = frozenset()
     entities: frozenset[str] = frozenset()
+    groups: frozenset[str] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.path_glob or self.metadata or self.categories or self.entities)
+        return bool(
+            self.path_glob
+            or self.metadata
+            or self.categories
+            or self.entities
+            or self.groups is not None
+        )
 
 
 @dataclass(frozen=True, slots=True)

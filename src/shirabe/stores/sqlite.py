@@ -505,6 +505,13 @@ class SQLiteStore:
                 f"'$.entities'), '[]')) AS e WHERE e.value IN ({marks}))"
             )
             params.extend(sorted(filters.entities))
+        if filters.groups is not None:  # documents without groups are nobody's (fail closed)
+            marks = ", ".join("?" * len(filters.groups)) or "NULL"
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
+                f"'$.groups'), '[]')) AS g WHERE g.value IN ({marks}))"
+            )
+            params.extend(sorted(filters.groups))
         rows = self._conn().execute(
             "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
             + " AND ".join(clauses),
