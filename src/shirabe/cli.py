@@ -21,6 +21,8 @@ from rich.table import Table
 
 from shirabe import batch as batching
 from shirabe import evaluation
+from shirabe.access import restrict
+from shirabe.accounts import User
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
 from shirabe.generators.protocol import DoneEvent, ErrorEvent, GeneratorError, TokenEvent
@@ -88,6 +90,12 @@ ModelOption = Annotated[
         "--llm-model",
         help="Model name on the server (SHIRABE_LLM_MODEL), or a .gguf file to run in-process "
         "(SHIRABE_LLM_MODEL_PATH).",
+    ),
+]
+AsUserOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-user", help="Answer as this user would be answered: only what their groups may read."
     ),
 ]
 UnderstandOption = Annotated[
@@ -169,6 +177,13 @@ def _errors() -> Iterator[None]:
             field = ".".join(str(p) for p in problem["loc"])
             err.print(f"[bold red]invalid setting[/] {field}: {escape(problem['msg'])}")
         raise typer.Exit(2) from exc
+
+
+def _scope(shirabe: Shirabe, as_user: str | None, filters: Filters | None) -> Filters | None:
+    """``filters`` narrowed to what ``as_user`` may read (all of it without ``--as-user``)."""
+    if as_user is None:
+        return filters
+    return restrict(filters, shirabe.accounts.get_user(as_user).reader)
 
 
 def _filters(
@@ -345,6 +360,7 @@ def ask(
     path: PathGlobOption = None,
     meta: MetaOption = None,
     category: CategoryOption = None,
+    as_user: AsUserOption = None,
     retriever: RetrieverOption = None,
     understand: UnderstandOption = None,
     stream: StreamOption = False,
@@ -364,7 +380,7 @@ def ask(
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            filters = _filters(path, meta, category)
+            filters = _scope(shirabe, as_user, _filters(path, meta, category))
             if stream and not json_out:
                 answer = _stream_answer(shirabe, question, filters)
                 if answer is None:
@@ -407,6 +423,7 @@ def search(
     path: PathGlobOption = None,
     meta: MetaOption = None,
     category: CategoryOption = None,
+    as_user: AsUserOption = None,
     retriever: RetrieverOption = None,
     understand: UnderstandOption = None,
 ) -> None:
@@ -417,7 +434,9 @@ def search(
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            hits = shirabe.search(query, filters=_filters(path, meta, category))
+            hits = shirabe.search(
+                query, filters=_scope(shirabe, as_user, _filters(path, meta, category))
+            )
     if json_out:
         out.print_json(json.dumps([_hit_json(h) for h in hits], ensure_ascii=False))
     elif not hits:
@@ -431,6 +450,7 @@ def chat(
     index: IndexOption = None,
     top_k: TopKOption = None,
     explain: Annotated[bool, typer.Option("--explain")] = False,
+    as_user: AsUserOption = None,
     understand: UnderstandOption = None,
     generator: GeneratorOption = None,
     llm_preset: PresetOption = None,
@@ -460,7 +480,7 @@ def chat(
                 if not question:
                     continue
                 try:
-                    answer = _stream_answer(shirabe, question, None)
+                    answer = _stream_answer(shirabe, question, _scope(shirabe, as_user, None))
                 except KeyboardInterrupt:
                     out.print()
                     continue
@@ -637,6 +657,7 @@ def batch_answer(
     path: PathGlobOption = None,
     meta: MetaOption = None,
     category: CategoryOption = None,
+    as_user: AsUserOption = None,
     retriever: RetrieverOption = None,
     understand: UnderstandOption = None,
     generator: GeneratorOption = None,
@@ -665,7 +686,7 @@ def batch_answer(
         )
         with Shirabe(settings) as shirabe:
             _require_index(shirabe)
-            filters = _filters(path, meta, category)
+            filters = _scope(shirabe, as_user, _filters(path, meta, category))
             args = (shirabe, questions, out_file, rationales_file)
             if json_out or not out.is_terminal:
                 summary = batching.run(*args, filters=filters, show_path=display_path)
@@ -862,6 +883,128 @@ def _require_index(shirabe: Shirabe) -> None:
         raise ShirabeError(
             f"the index in {shirabe.settings.home} is empty; run `shirabe ingest <folder>` first"
         )
+
+
+users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")
+tokens_app = typer.Typer(help="API tokens: created once, shown once, stored hashed.")
+app.add_typer(users_app, name="users")
+app.add_typer(tokens_app, name="tokens")
+
+GroupOption = Annotated[
+    list[str] | None, typer.Option("--group", "-g", help="A group of the user (repeatable).")
+]
+
+
+def _user_json(user: User) -> dict[str, Any]:
+    return {"name": user.name, "groups": list(user.groups), "admin": user.admin}
+
+
+@users_app.command("add")
+def users_add(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    group: GroupOption = None,
+    admin: Annotated[bool, typer.Option("--admin", help="May read and manage everything.")] = False,
+    index: IndexOption = None,
+) -> None:
+    """Add a user."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        user = shirabe.accounts.add_user(name, group or [], admin=admin)
+    out.print(
+        f"added {escape(user.name)}: groups {', '.join(user.groups) or '-'}"
+        + (" (admin)" if user.admin else "")
+    )
+
+
+@users_app.command("set")
+def users_set(
+    name: Annotated[str, typer.Argument(help="User name.")],
+    group: GroupOption = None,
+    admin: Annotated[
+        bool | None, typer.Option("--admin/--no-admin", help="Grant or take the admin role.")
+    ] = None,
+    index: IndexOption = None,
+) -> None:
+    """Replace a user's groups (with --group) or change the admin role."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        user = shirabe.accounts.update_user(name, groups=group, admin=admin)
+    out.print_json(json.dumps(_user_json(user), ensure_ascii=False))
+
+
+@users_app.command("list")
+def users_list(index: IndexOption = None, json_out: JsonOption = False) -> None:
+    """List users and their groups."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        users = shirabe.accounts.list_users()
+    if json_out:
+        out.print_json(json.dumps([_user_json(u) for u in users], ensure_ascii=False))
+        return
+    table = Table(header_style="bold")
+    for column in ("user", "groups", "admin"):
+        table.add_column(column)
+    for u in users:
+        table.add_row(escape(u.name), escape(", ".join(u.groups)), "yes" if u.admin else "")
+    out.print(table)
+
+
+@users_app.command("remove")
+def users_remove(
+    name: Annotated[str, typer.Argument(help="User name.")], index: IndexOption = None
+) -> None:
+    """Remove a user and revoke their tokens."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        shirabe.accounts.remove_user(name)
+    out.print(f"removed {escape(name)}")
+
+
+@tokens_app.command("create")
+def tokens_create(
+    user: Annotated[str, typer.Argument(help="The user the token signs in as.")],
+    label: Annotated[str, typer.Option("--label", help="What the token is for.")] = "",
+    index: IndexOption = None,
+) -> None:
+    """Create an API token; it is printed once and cannot be shown again."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        info, secret = shirabe.accounts.create_token(user, label)
+    err.print(f"token {info.id} for {escape(user)} (store it now; it is not shown again):")
+    print(secret)
+
+
+@tokens_app.command("list")
+def tokens_list(
+    user: Annotated[str | None, typer.Argument(help="Only this user's tokens.")] = None,
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """List tokens (never their secrets)."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        tokens = shirabe.accounts.list_tokens(user)
+    if json_out:
+        out.print_json(json.dumps([asdict(t) for t in tokens], ensure_ascii=False))
+        return
+    table = Table(header_style="bold")
+    for column in ("id", "user", "label", "created", "last used", "revoked"):
+        table.add_column(column)
+    for t in tokens:
+        table.add_row(
+            str(t.id),
+            escape(t.user),
+            escape(t.label),
+            t.created_at,
+            t.last_used_at or "",
+            "yes" if t.revoked else "",
+        )
+    out.print(table)
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    token_id: Annotated[int, typer.Argument(help="Token id (see tokens list).")],
+    index: IndexOption = None,
+) -> None:
+    """Revoke a token: it stops working at once."""
+    with _errors(), Shirabe(_settings(index=index)) as shirabe:
+        shirabe.accounts.revoke_token(token_id)
+    out.print(f"revoked token {token_id}")
 
 
 def main() -> None:

@@ -9,6 +9,7 @@ from functools import cached_property
 from pathlib import Path
 
 from shirabe.access import AccessMap, load_access_map
+from shirabe.accounts import Accounts
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.factory import make_embedder
@@ -113,6 +114,11 @@ class Shirabe:
     def synonyms(self) -> Synonyms:
         path = self.settings.synonyms
         return load_synonyms(path) if path is not None else Synonyms()
+
+    @cached_property
+    def accounts(self) -> Accounts:
+        """Users, groups and API tokens of this home."""
+        return Accounts(self.settings.home / "accounts.sqlite3")
 
     @cached_property
     def access(self) -> AccessMap:
@@ -328,6 +334,9 @@ class Shirabe:
         close_generator = getattr(generator, "close", None)
         if callable(close_generator):
             close_generator()  # a model server's HTTP connections
+        accounts = self.__dict__.get("accounts")
+        if accounts is not None:
+            accounts.close()
         if self._store is not None:
             self._store.close()
 
