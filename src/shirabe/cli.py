@@ -28,6 +28,8 @@ from shirabe.errors import ShirabeError
 from shirabe.generators.protocol import DoneEvent, ErrorEvent, GeneratorError, TokenEvent
 from shirabe.ingest import IngestEvent
 from shirabe.records import Answer, Citation, Hit, IngestReport, format_locator
+from shirabe.serialize import answer_json as serialize_answer
+from shirabe.serialize import hit_json
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Filters
 
@@ -206,31 +208,15 @@ def citation_label(c: Citation) -> str:
 
 
 def _hit_json(hit: Hit) -> dict[str, Any]:
-    chunk = hit.chunk
-    return {
-        "chunk_id": chunk.id,
-        "source": chunk.source,
-        "heading_path": list(chunk.heading_path),
-        "locator": chunk.locator,
-        "is_summary": chunk.is_summary,
-        "score": hit.score,
-        "ranks": hit.ranks,
-        "scores": hit.scores,
-        "text": chunk.text,
-    }
+    return hit_json(hit)
 
 
 def answer_json(answer: Answer) -> dict[str, Any]:
-    return {
-        "question": answer.question,
-        "answer": answer.text,
-        "refused": answer.refused,
-        "mode": answer.mode,
-        "citations": [asdict(c) | {"label": citation_label(c)} for c in answer.citations],
-        "hits": [_hit_json(h) for h in answer.hits],
-        "searches": answer.searches,
-        "timings": answer.timings,
-    }
+    """The answer as --json prints it: sources as stored, labels as shown in the terminal."""
+    document = serialize_answer(answer)
+    for item, citation in zip(document["citations"], answer.citations, strict=True):
+        item["label"] = citation_label(citation)
+    return document
 
 
 def _print_answer(answer: Answer, *, explain: bool, text: bool = True) -> None:
@@ -883,6 +869,46 @@ def _require_index(shirabe: Shirabe) -> None:
         raise ShirabeError(
             f"the index in {shirabe.settings.home} is empty; run `shirabe ingest <folder>` first"
         )
+
+
+@app.command()
+def serve(
+    folders: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Folders to ingest first and serve (reindex ingests them again)."),
+    ] = None,
+    index: IndexOption = None,
+    host: Annotated[str | None, typer.Option("--host", help="Address (SHIRABE_HOST).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_PORT).")] = None,
+    anonymous: Annotated[
+        str | None,
+        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_ANONYMOUS)."),
+    ] = None,
+    generator: GeneratorOption = None,
+    llm_preset: PresetOption = None,
+    llm_base_url: BaseUrlOption = None,
+    llm_model: ModelOption = None,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs)."""
+    with _errors():
+        settings = _settings(
+            index=index,
+            host=host,
+            port=port,
+            anonymous=anonymous,
+            **_llm(generator, llm_preset, llm_base_url, llm_model),
+        )
+        import uvicorn
+
+        from shirabe.server.app import create_app
+
+        shirabe = Shirabe(settings)
+        if folders:
+            report = _ingest_with_progress(shirabe, folders)
+            _print_report(report)
+        api = create_app(shirabe, roots=folders or [])
+        err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
+        uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
 
 
 users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")

@@ -190,6 +190,7 @@ class SourceInfo:
     ingested_at: str
     warnings: tuple[str, ...] = ()
     metadata: dict[str, str] = field(default_factory=dict)
+    id: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,15 @@ class Settings(BaseSettings):
         description="llama-cpp-python chat format for 'llama' (default: the GGUF's template).",
     )
 
+    # server
+    anonymous: Literal["off", "localhost", "on"] = Field(
+        default="off",
+        description="Requests without a token: refused (off), allowed from this machine only "
+        "(localhost), or allowed (on); anonymous readers see the public group only.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address `shirabe serve` listens on.")
+    port: int = Field(default=8000, ge=0, le=65535)
+
     # ingestion
     max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
     max_unzipped_bytes: int = Field(

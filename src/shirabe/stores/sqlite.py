@@ -98,6 +98,7 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
         ingested_at=row["ingested_at"],
         warnings=tuple(json.loads(row["warnings"])),
         metadata=json.loads(row["metadata"]),
+        id=row["id"],
     )
 
 
