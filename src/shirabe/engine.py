@@ -144,8 +144,18 @@ class Shirabe:
 
     # operations
 
-    def ingest(self, paths: Sequence[Path | str], progress: Progress | None = None) -> IngestReport:
-        """Add new files, replace changed ones, drop deleted ones under ``paths``."""
+    def ingest(
+        self,
+        paths: Sequence[Path | str],
+        progress: Progress | None = None,
+        *,
+        groups: Sequence[str] | None = None,
+        root: Path | None = None,
+    ) -> IngestReport:
+        """Add new files, replace changed ones, drop deleted ones under ``paths``.
+
+        ``groups`` overrides the access map for the files of this run (uploads); ``root``
+        gives files named one by one their category."""
         store = self._bind()
         ingestor = Ingestor(
             store=store,
@@ -165,7 +175,7 @@ class Shirabe:
             synonyms=self.synonyms,
             access=self.access,
         )
-        return ingestor.run([Path(p) for p in paths], progress)
+        return ingestor.run([Path(p) for p in paths], progress, groups=groups, root=root)
 
     def remove(self, path: Path | str) -> int:
         """Drop a file, or every file under a folder, from the index. Returns how many."""

@@ -85,6 +85,10 @@ def walk(root: Path) -> Iterator[Path]:
     yield from visit(root)
 
 
+def _groups_json(groups: Sequence[str]) -> str:
+    return json.dumps(list(groups), ensure_ascii=False)
+
+
 def category_of(path: Path, root: Path) -> str | None:
     """The first folder of ``path`` below ``root``; None for files directly in ``root``."""
     try:
@@ -151,23 +155,37 @@ class Ingestor:
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
         self._tags_version = f"{self._synonyms.signature}:{self._access.signature}"
+        self._groups: tuple[str, ...] | None = None
 
-    def run(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
+    def run(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        *,
+        groups: Sequence[str] | None = None,
+        root: Path | None = None,
+    ) -> IngestReport:
+        """Ingest ``paths``; ``groups``, when given, are the readers of every file of this run
+        instead of what the access map says (uploads). Files named one by one take their
+        category from ``root`` when it is given."""
+        self._groups = tuple(groups) if groups is not None else None
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
         report = IngestReport()
         files: list[Path] = []
         roots: dict[Path, Path] = {}
-        for root in paths:
-            if root.is_dir():
-                for path in walk(root):
+        for given in paths:
+            if given.is_dir():
+                for path in walk(given):
                     files.append(path)
-                    roots[path] = root
-            elif root.is_file():
-                files.append(root)
-            elif self._store.get_source(source_path(root)) is None:
+                    roots[path] = given
+            elif given.is_file():
+                files.append(given)
+                if root is not None and given.is_relative_to(root):
+                    roots[given] = root
+            elif self._store.get_source(source_path(given)) is None:
                 report.files.append(
-                    FileResult(str(root), "failed", reason="no such file or directory")
+                    FileResult(str(given), "failed", reason="no such file or directory")
                 )
         removed = self._removed(paths, {source_path(f) for f in files})
         notify(IngestEvent("scan", 0, len(files)))
@@ -214,6 +232,8 @@ class Ingestor:
         metadata = previous.metadata
         if metadata.get(TAGS_VERSION) != self._tags_version:
             return False
+        if self._groups is not None and metadata.get(GROUPS) != _groups_json(self._groups):
+            return False
         return category is None or metadata.get(CATEGORY) == category
 
     def _tags(
@@ -226,7 +246,8 @@ class Ingestor:
             texts = [key, document.title or "", *(part.text for part in document.parts)]
             names = sorted(self._synonyms.find_all(texts))
             tags[ENTITIES] = json.dumps(names, ensure_ascii=False)
-        tags[GROUPS] = json.dumps(list(self._access.groups_for(relative)), ensure_ascii=False)
+        groups = self._groups if self._groups is not None else self._access.groups_for(relative)
+        tags[GROUPS] = _groups_json(groups)
         tags[TAGS_VERSION] = self._tags_version
         return tags
 

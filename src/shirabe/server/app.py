@@ -10,15 +10,17 @@ Errors always have one shape, ``{"error": {"status", "code", "message", "fields"
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
@@ -26,7 +28,7 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from shirabe.access import PUBLIC, Reader, restrict
+from shirabe.access import PUBLIC, Reader, check_group, restrict
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
 from shirabe.generators.protocol import (
@@ -38,8 +40,9 @@ from shirabe.generators.protocol import (
     HitsEvent,
     TokenEvent,
 )
-from shirabe.ingest import CATEGORY, GROUPS
-from shirabe.records import SourceInfo
+from shirabe.ingest import CATEGORY, GROUPS, IngestEvent
+from shirabe.loaders import loader_for
+from shirabe.records import IngestReport, SourceInfo
 from shirabe.serialize import answer_json, citation_json, hit_json
 from shirabe.stores.protocol import Filters
 
@@ -125,6 +128,8 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     relative to them, and ``/api/reindex`` ingests them again)."""
     settings = shirabe.settings
     folders = [r.resolve() for r in roots or []]
+    uploads = (settings.home / "uploads").resolve()
+    folders_shown = [*folders, uploads]
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -141,7 +146,7 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     app.state.shirabe = shirabe
 
     def show(path: str) -> str:
-        for root in folders:
+        for root in folders_shown:
             try:
                 return Path(path).relative_to(root).as_posix()
             except ValueError:
@@ -283,11 +288,101 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
             "items": [_document(s, show, who) for s in page],
         }
 
+    @app.post("/api/documents", tags=["documents"])
+    async def upload(
+        who: Who,
+        request: Request,
+        files: Annotated[list[UploadFile], File(description="Files to add")],
+        category: Annotated[str, Form(max_length=64)] = UPLOAD_CATEGORY,
+        groups: Annotated[list[str] | None, Form()] = None,
+    ) -> Any:
+        """Upload files and ingest them. The response is JSON, or with ``Accept:
+        text/event-stream`` server-sent ``progress`` events per file and a final ``done``.
+
+        Readers: ``groups`` (admins only); else the uploader's groups, else the default ones.
+        """
+        if groups and not who.admin:
+            raise ApiError(403, "forbidden", "only admins choose the groups of an upload")
+        readers = _upload_groups(who, groups, settings.default_groups, shirabe)
+        folder = _upload_folder(uploads, category)
+        saved: list[Path] = []
+        rejected: list[dict[str, Any]] = []
+        for upload_file in files:
+            name = _safe_name(upload_file.filename or "")
+            if name is None:
+                rejected.append(
+                    {"path": upload_file.filename, "outcome": "failed", "reason": "not a file name"}
+                )
+                continue
+            if loader_for(Path(name)) is None:
+                rejected.append(
+                    {
+                        "path": name,
+                        "outcome": "failed",
+                        "reason": f"unsupported file type {Path(name).suffix or '(none)'}",
+                    }
+                )
+                continue
+            target = folder / name
+            size = await _save(upload_file, target, settings.max_file_bytes)
+            if size is None:
+                rejected.append(
+                    {
+                        "path": name,
+                        "outcome": "failed",
+                        "reason": f"file too large (limit {settings.max_file_bytes:,} bytes)",
+                    }
+                )
+                continue
+            saved.append(target)
+
+        def run(progress: Any = None) -> IngestReport:
+            return shirabe.ingest(saved, progress, groups=readers, root=uploads)
+
+        def result(report: IngestReport) -> dict[str, Any]:
+            done = [
+                {"path": show(f.path), "outcome": f.outcome, "chunks": f.chunks, "reason": f.reason}
+                for f in report.files
+            ]
+            return {"files": rejected + done, "groups": list(readers), "category": category}
+
+        if "text/event-stream" not in request.headers.get("accept", ""):
+            report = await run_in_threadpool(run) if saved else IngestReport()
+            return result(report)
+
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
+
+        def progress(event: IngestEvent) -> None:
+            if event.kind != "file" or event.result is None:
+                return
+            data = {
+                "done": event.done,
+                "total": event.total,
+                "path": show(event.result.path),
+                "outcome": event.result.outcome,
+                "reason": event.result.reason,
+            }
+            message = {"event": "progress", "data": json.dumps(data, ensure_ascii=False)}
+            loop.call_soon_threadsafe(queue.put_nowait, message)
+
+        async def send() -> AsyncIterator[dict[str, str]]:
+            task = asyncio.ensure_future(run_in_threadpool(run, progress))
+            task.add_done_callback(lambda _t: loop.call_soon_threadsafe(queue.put_nowait, None))
+            while (message := await queue.get()) is not None:
+                yield message
+            report = task.result() if saved else IngestReport()
+            yield {"event": "done", "data": json.dumps(result(report), ensure_ascii=False)}
+
+        return EventSourceResponse(send())
+
     @app.delete("/api/documents/{document_id}", tags=["documents"])
     def delete_document(who: Admin, document_id: int) -> dict[str, Any]:
         for s in shirabe.store.list_sources():
             if s.id == document_id:
                 shirabe.remove(s.path)
+                if Path(s.path).is_relative_to(uploads):
+                    Path(s.path).unlink(missing_ok=True)  # an upload has no other home
                 return {"deleted": document_id, "path": show(s.path)}
         raise ApiError(404, "not_found", f"no document {document_id}")
 
@@ -299,6 +394,55 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
         return {"counts": report.counts, "seconds": report.seconds}
 
     return app
+
+
+UPLOAD_CATEGORY = "アップロード"
+_UNSAFE = re.compile(r'[\x00-\x1f<>:"|?*\\/]')
+
+
+def _safe_name(filename: str) -> str | None:
+    """The last path component of an uploaded name, if it is a usable file name."""
+    name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    if not name or name in {".", ".."} or name.startswith(".") or _UNSAFE.search(name):
+        return None
+    return name[:200]
+
+
+def _upload_folder(uploads: Path, category: str) -> Path:
+    name = _safe_name(category)
+    if name is None:
+        raise ApiError(422, "invalid_request", f"category: {category!r} is not a folder name")
+    folder = uploads / name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+async def _save(upload: UploadFile, target: Path, limit: int) -> int | None:
+    """Write the upload to ``target`` (replacing it); None, and nothing kept, over ``limit``."""
+    partial = target.with_name(target.name + ".part")
+    size = 0
+    with partial.open("wb") as out:
+        while chunk := await upload.read(1 << 20):
+            size += len(chunk)
+            if size > limit:
+                out.close()
+                partial.unlink(missing_ok=True)
+                return None
+            out.write(chunk)
+    partial.replace(target)
+    return size
+
+
+def _upload_groups(
+    who: Principal, groups: list[str] | None, default: list[str], shirabe: Shirabe
+) -> tuple[str, ...]:
+    if groups:
+        return tuple(dict.fromkeys(check_group(g, "groups") for g in groups))
+    if who.name is not None and not who.admin:
+        own = shirabe.accounts.get_user(who.name).groups
+        if own:
+            return own
+    return tuple(default)
 
 
 def _warm_up(shirabe: Shirabe) -> None:
