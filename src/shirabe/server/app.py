@@ -261,7 +261,9 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
                     "data": json.dumps({"message": str(exc)}, ensure_ascii=False),
                 }
             finally:
-                await run_in_threadpool(_close, events)
+                # on a hang-up this runs cancelled, so no awaiting: closing the generator ends
+                # the model's stream at once (the worker thread is idle by now)
+                _close(events)
 
         return EventSourceResponse(send(), ping=15)
 
@@ -454,7 +456,10 @@ def _warm_up(shirabe: Shirabe) -> None:
 def _close(events: Iterator[GenerationEvent]) -> None:
     close = getattr(events, "close", None)
     if callable(close):
-        close()
+        try:
+            close()
+        except ValueError:  # still running in a worker thread: it ends with the request
+            logger.warning("answer stream still running at hang-up; it stops at its next token")
 
 
 def _groups(source: SourceInfo) -> list[str]:
