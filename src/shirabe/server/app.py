@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
@@ -48,6 +48,10 @@ from shirabe.stores.protocol import Filters
 
 logger = logging.getLogger(__name__)
 
+PAGE_POLICY = (
+    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+    "connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'"
+)
 LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
 
 
@@ -194,6 +198,13 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
         return [s for s in shirabe.store.list_sources() if who.reader.may_read(_groups(s))]
 
     # ---------------------------------------------------------------- routes
+
+    page = (Path(__file__).parent / "static" / "index.html").read_text(encoding="utf-8")
+
+    @app.get("/", include_in_schema=False)
+    def index() -> HTMLResponse:
+        """The chat page: one file, no external assets."""
+        return HTMLResponse(page, headers={"Content-Security-Policy": PAGE_POLICY})
 
     @app.get("/healthz", response_model=HealthResponse, tags=["status"])
     def healthz() -> dict[str, str]:
