@@ -1,4 +1,4 @@
-# Two commands: `make run` (index the sample corpus and ask questions) and `make test`.
+# Two commands: `make run` (index the sample corpus and serve the page) and `make test`.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -22,8 +22,7 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 run: install
-	$(BIN)/shirabe ingest sample_docs
-	$(BIN)/shirabe chat
+	$(BIN)/shirabe serve sample_docs --anonymous localhost
 
 lint: install-dev
 	$(BIN)/ruff check src tests bench

@@ -99,6 +99,8 @@ async def run(base: str, token: str, args: argparse.Namespace, docs: Path) -> di
         )
         ingest_ended = time.monotonic()
         reindex = response.json()
+        if response.status_code != 200:
+            print(f"reindex: HTTP {response.status_code} {response.text[:500]}")
         await asyncio.gather(*clients)
         ended = time.monotonic()
     during = [r for r in log if ingest_started <= r["start"] < ingest_ended]
