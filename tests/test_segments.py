@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +134,37 @@ def test_reader_sees_new_manifest(tmp_path: Path) -> None:
     writer.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
     assert [h.chunk_id for h in reader.search_lexical(["休暇"], k=5)] == [1]
     writer.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.asarray([1], np.int64))
+    assert reader.search_lexical(["休暇"], k=5) == []
+    assert [h.chunk_id for h in reader.search_lexical(["経費"], k=5)] == [2]
+
+
+def test_reader_sees_a_manifest_that_kept_inode_size_and_time(tmp_path: Path) -> None:
+    """A replaced manifest can look unchanged to stat (inode reused, same size, same
+    modification tick); a view cached on that would make a writer index chunks twice."""
+    directory = tmp_path / "segments"
+    writer = SegmentIndex(directory)
+    reader = SegmentIndex(directory)
+    writer.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
+    assert [h.chunk_id for h in reader.search_lexical(["休暇"], k=5)] == [1]
+    manifest = directory / "manifest.json"
+    before = manifest.stat()
+    old = manifest.read_bytes()
+    other = SegmentIndex(tmp_path / "other")
+    other.apply(generation=1, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
+    (segment,) = other.view().manifest.segments  # type: ignore[union-attr]
+    shutil.copytree(tmp_path / "other" / segment, directory / "seg-999999")
+    new = old.replace(b'"generation": 1', b'"generation": 2')
+    for name in writer.view().manifest.segments:  # type: ignore[union-attr]
+        new = new.replace(name.encode(), b"seg-999999")
+    assert len(new) == len(old)
+    with manifest.open("r+b") as fh:  # same inode, same size
+        fh.write(new)
+    os.utime(manifest, ns=(before.st_atime_ns, before.st_mtime_ns))  # same tick
+    assert (manifest.stat().st_ino, manifest.stat().st_mtime_ns, manifest.stat().st_size) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_size,
+    )
     assert reader.search_lexical(["休暇"], k=5) == []
     assert [h.chunk_id for h in reader.search_lexical(["経費"], k=5)] == [2]
 

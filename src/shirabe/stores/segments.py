@@ -398,7 +398,7 @@ class _View:
     live_docs: int
     rows: dict[Level, int]
     avg_len: dict[Level, float]
-    stamp: tuple[int, int, int]
+    stamp: bytes
 
 
 class SegmentIndex:
@@ -412,18 +412,21 @@ class SegmentIndex:
 
     # reading
 
-    def _stamp(self) -> tuple[int, int, int] | None:
+    def _stamp(self) -> bytes | None:
+        """The manifest's content: every publish changes it (generation, segment names or
+        counter). File metadata is not enough: a replaced manifest can reuse the old inode,
+        size and modification tick, and a writer trusting a stale view corrupts the index."""
         try:
-            st = (self.directory / MANIFEST).stat()
+            return (self.directory / MANIFEST).read_bytes()
         except FileNotFoundError:
             return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def _read_manifest(self) -> _Manifest | None:
-        try:
-            raw = json.loads((self.directory / MANIFEST).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
+    def _read_manifest(self, content: bytes | None = None) -> _Manifest | None:
+        if content is None:
+            content = self._stamp()
+            if content is None:
+                return None
+        raw = json.loads(content.decode("utf-8"))
         if raw.get("format") != FORMAT:
             return None
         return _Manifest(
@@ -450,8 +453,8 @@ class SegmentIndex:
                 continue  # a writer replaced the manifest while we read; read the new one
         raise RuntimeError(f"index in {self.directory} keeps changing; try again")
 
-    def _load_view(self, stamp: tuple[int, int, int]) -> _View | None:
-        manifest = self._read_manifest()
+    def _load_view(self, stamp: bytes) -> _View | None:
+        manifest = self._read_manifest(stamp)
         if manifest is None:
             return None
         segments = [Segment.load(self.directory / name) for name in manifest.segments]
