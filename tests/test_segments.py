@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -184,3 +185,29 @@ def test_rescoring_within_candidates_matches_full_scoring(
     full_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level)}
     part_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level, within=within)}
     assert part_d == pytest.approx({cid: s for cid, s in full_d.items() if cid in {1, 3}})
+
+
+def test_merges_keep_id_ranges_disjoint_when_the_largest_is_in_the_middle(
+    tmp_path: Path,
+) -> None:
+    """Merging the segments on both sides of the largest made one spanning it, and the next
+    full merge failed (seen as a failed ingest while queries ran)."""
+    idx = SegmentIndex(tmp_path / "segments")
+    generation = 0
+
+    def add(ids: range) -> None:
+        nonlocal generation
+        generation += 1
+        docs = [SegmentDoc(i, ["共通", f"語{i}"], unit(1, i, 0)) for i in ids]
+        idx.apply(generation=generation, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
+
+    add(range(1, 2))  # a small segment first
+    add(range(2, 40))  # the largest, in the middle once more come
+    for start in range(40, 40 + 3 * 12, 3):
+        add(range(start, start + 3))
+    view = idx.view()
+    assert view is not None
+    ranges = sorted((int(s.chunk_ids[0]), int(s.chunk_ids[-1])) for s in view.segments)
+    assert all(a[1] < b[0] for a, b in pairwise(ranges)), ranges
+    idx.optimize()
+    assert sorted(h.chunk_id for h in idx.search_lexical(["共通"], k=1000)) == list(range(1, 76))

@@ -686,14 +686,25 @@ class SegmentIndex:
         *,
         everything: bool = False,
     ) -> tuple[list[str], list[Segment], IdArray, int]:
-        """Merge everything but the largest segment, or everything when deletions pile up."""
+        """Merge the segments on one side of the largest, or everything when deletions pile up
+        or the largest sits between others.
+
+        Segments hold disjoint, ascending id ranges, and a merge must keep it so: merging the
+        segments on both sides of the largest would make one whose range spans it.
+        """
         total = sum(s.size for s in segments)
-        if everything or (total and len(tombstones) > COMPACT_TOMBSTONE_RATIO * total):
-            pick = list(range(len(segments)))
-        else:
+        order = sorted(
+            range(len(segments)),
+            key=lambda i: int(segments[i].chunk_ids[0]) if segments[i].size else 0,
+        )
+        pick = order
+        if not everything and not (total and len(tombstones) > COMPACT_TOMBSTONE_RATIO * total):
             largest = max(range(len(segments)), key=lambda i: segments[i].size)
-            pick = [i for i in range(len(segments)) if i != largest]
-        pick.sort(key=lambda i: int(segments[i].chunk_ids[0]) if segments[i].size else 0)
+            at = order.index(largest)
+            if at == 0:
+                pick = order[1:]
+            elif at == len(order) - 1:
+                pick = order[:-1]
         merged = merge_segments([segments[i] for i in pick], tombstones, dim)
         counter += 1
         name = f"seg-{counter:06d}"
