@@ -20,10 +20,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from shirabe.errors import ConfigurationError
 from shirabe.stores.protocol import Filters
+from shirabe.yamlfile import read_yaml
 
 PUBLIC = "public"
 """The group every user belongs to."""
@@ -111,15 +110,7 @@ def parse_access_map(data: object, origin: str, default: Sequence[str]) -> Acces
 def load_access_map(path: Path | None, default: Sequence[str]) -> AccessMap:
     if path is None:
         return parse_access_map(None, "default groups", default)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ConfigurationError(f"access map {path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigurationError(f"access map {path}: not valid YAML ({exc})") from None
-    return parse_access_map(data, f"access map {path}", default)
+    return parse_access_map(read_yaml(path, "access map"), f"access map {path}", default)
 
 
 @dataclass(frozen=True, slots=True)

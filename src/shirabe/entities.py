@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from shirabe.errors import ConfigurationError
 from shirabe.textnorm import normalize
+from shirabe.yamlfile import read_yaml
 
 _WORD = "0-9A-Za-z"
 
@@ -125,12 +124,4 @@ def parse_synonyms(data: object, origin: str) -> Synonyms:
 
 
 def load_synonyms(path: Path) -> Synonyms:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ConfigurationError(f"synonyms file {path}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigurationError(f"synonyms file {path}: not valid YAML ({exc})") from None
-    return parse_synonyms(data, f"synonyms file {path}")
+    return parse_synonyms(read_yaml(path, "synonyms file"), f"synonyms file {path}")
