@@ -22,13 +22,8 @@ class Generator(Protocol):
 
 
 @runtime_checkable
-class StreamingGenerator(Protocol):
+class StreamingGenerator(Generator, Protocol):
     """A generator that can also hand out its answer piece by piece."""
-
-    @property
-    def name(self) -> str: ...
-
-    def generate(self, query: Query, hits: list[Hit]) -> Answer: ...
 
     def stream(self, query: Query, hits: list[Hit]) -> Iterator[GenerationEvent]: ...
 
