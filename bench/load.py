@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,16 +27,12 @@ from typing import Any
 import httpx
 import yaml
 
+from shirabe.server.process import free_port, running
+
 from common import ROOT, percentile, write_result
 
 SAMPLE = ROOT / "sample_docs"
 CASES = ROOT / "eval" / "sample_docs.yaml"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def questions() -> list[str]:
@@ -153,27 +147,15 @@ def main() -> None:
             check=True, capture_output=True, text=True,
         ).stdout.strip()  # fmt: skip
         port = free_port()
-        log = (work / "server.log").open("w")
-        server = subprocess.Popen(
-            [*shirabe, "serve", str(docs), "--index", str(index), "--port", str(port),
-             "--anonymous", "on"],
-            stdout=subprocess.DEVNULL, stderr=log, env=os.environ.copy(),
-        )  # fmt: skip
+        command = [*shirabe, "serve", str(docs), "--index", str(index), "--port", str(port),
+                   "--anonymous", "on"]  # fmt: skip
         base = f"http://127.0.0.1:{port}"
+        log = work / "server.log"
         try:
-            for _ in range(600):
-                try:
-                    if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                time.sleep(0.5)
-            result = asyncio.run(run(base, token, args, docs))
+            with running(command, f"{base}/healthz", log=log):
+                result = asyncio.run(run(base, token, args, docs))
         finally:
-            server.terminate()
-            server.wait(timeout=30)
-            log.close()
-            errors = (work / "server.log").read_text(errors="replace")
+            errors = log.read_text(errors="replace")
             if "Traceback" in errors:
                 print(f"server log:\n{errors[-3000:]}")
     for key, value in result.items():

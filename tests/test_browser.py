@@ -4,29 +4,21 @@ refusal, upload a file and find it answerable, see a failed document and its rea
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+
+from shirabe.server.process import free_port, running
 
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def cli(*args: str) -> str:
@@ -48,30 +40,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     cli("users", "add", "admin", "--admin", "--index", index)
     token = cli("tokens", "create", "admin", "--index", index)
     port = free_port()
-    log = (base / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", index,
-         "--port", str(port)],
-        stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(), cwd=ROOT,
-    )  # fmt: skip
+    command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", index,
+               "--port", str(port)]  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            if process.poll() is not None:
-                pytest.fail((base / "server.log").read_text()[-2000:])
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.5)
+    with running(command, f"{url}/healthz", log=base / "server.log", cwd=ROOT):
         yield {"url": url, "token": token, "base": str(base)}
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 
 
 @pytest.fixture(scope="module")
@@ -169,6 +142,33 @@ def test_upload_then_the_file_is_answerable(page: Any, server: dict[str, str]) -
     answer = ask(page, "新しい保養所の予約は何番で受け付けていますか？")
     assert "2207" in answer.inner_text()
     assert "社内報_2025年11月号.md" in answer.locator(".chip").first.inner_text()
+
+
+def test_files_dropped_on_the_page_are_uploaded_with_results_per_file(page: Any) -> None:
+    page.click("#tab-upload")
+    page.fill("#upload-category", "総務")
+    dropped = page.evaluate_handle(
+        """() => {
+            const data = new DataTransfer();
+            const text = "# 備品\\n\\n## 貸出\\n\\n"
+                + "プロジェクターの貸出は総務部の窓口で受け付ける。\\n";
+            data.items.add(new File([text], "備品貸出.md", { type: "text/markdown" }));
+            data.items.add(new File(["MZ"], "setup.exe", { type: "application/octet-stream" }));
+            return data;
+        }"""
+    )
+    page.dispatch_event("#drop", "dragover", {"dataTransfer": dropped})
+    assert "over" in (page.get_attribute("#drop", "class") or "")
+    page.dispatch_event("#drop", "drop", {"dataTransfer": dropped})
+    page.wait_for_function("() => document.querySelectorAll('#upload-results tr').length === 2")
+    rows = page.locator("#upload-results tr")
+    texts = {rows.nth(i).inner_text() for i in range(2)}
+    assert any("備品貸出.md" in t and "追加" in t for t in texts), texts
+    assert any("setup.exe" in t and "失敗" in t and ".exe" in t for t in texts), texts
+    assert "over" not in (page.get_attribute("#drop", "class") or "")
+    page.click("#tab-chat")
+    answer = ask(page, "プロジェクターの貸出はどこで受け付けていますか？")
+    assert "総務部の窓口" in answer.inner_text()
 
 
 def test_document_list_shows_failures_with_reasons(page: Any) -> None:

@@ -91,6 +91,29 @@ def test_counts_and_lists_show_only_what_the_caller_may_read(
     assert page["total"] == 3 and len(page["items"]) == 1
 
 
+def test_document_content_is_access_checked(client: TestClient, served: dict[str, Any]) -> None:
+    items = client.get("/api/documents", headers=auth(served, "root")).json()["items"]
+    pay = next(d for d in items if d["path"] == "人事/給与規程.md")
+    shown = client.get(f"/api/documents/{pay['id']}", headers=auth(served, "hana"))
+    assert shown.status_code == 200, shown.text
+    document = shown.json()
+    assert document["path"] == "人事/給与規程.md" and document["status"] == "ok"
+    body = [p for p in document["passages"] if not p["is_summary"]]
+    assert any("毎月25日" in p["text"] for p in body)
+    assert any(p["heading_path"][-1:] == ["支払日"] for p in body)
+    assert len(document["passages"]) == document["chunks"]
+    # another department's document is missing, exactly like one that does not exist
+    hidden = assert_error(
+        client.get(f"/api/documents/{pay['id']}", headers=auth(served, "taro")), 404, "not_found"
+    )
+    missing = assert_error(
+        client.get("/api/documents/99999", headers=auth(served, "taro")), 404, "not_found"
+    )
+    assert hidden["message"].replace(str(pay["id"]), "N") == missing["message"].replace(
+        "99999", "N"
+    )
+
+
 def test_search_and_ask_are_filtered_before_ranking(
     client: TestClient, served: dict[str, Any]
 ) -> None:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -23,16 +21,12 @@ from typing import Any
 import httpx
 import pytest
 
+from shirabe.server.process import free_port, running
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKENS = 400
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class SlowModel(BaseHTTPRequestHandler):
@@ -103,26 +97,9 @@ def api(tmp_path: Path, model: str) -> Iterator[str]:
         "--index", str(tmp_path / "index"), "--port", str(port), "--anonymous", "on",
         "--llm-base-url", model, "--llm-model", "slow",
     ]  # fmt: skip
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                pytest.fail((tmp_path / "server.log").read_text()[-2000:])
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.3)
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
-        log.close()
+    with running(command, f"http://127.0.0.1:{port}/healthz", log=tmp_path / "server.log",
+                 env=env, cwd=ROOT, timeout=120):  # fmt: skip
+        yield f"http://127.0.0.1:{port}"
 
 
 def read_events(lines: Iterator[str], stop_after_tokens: int | None = None) -> list[str]:

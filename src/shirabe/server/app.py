@@ -389,6 +389,25 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
 
         return EventSourceResponse(send())
 
+    @app.get("/api/documents/{document_id}", tags=["documents"])
+    def document(who: Who, document_id: int) -> dict[str, Any]:
+        """One document with its passages in order (its summary first). A document the
+        caller may not read is reported as missing, like one that does not exist."""
+        for s in readable(who):
+            if s.id == document_id:
+                passages = [
+                    {
+                        "chunk_id": c.id,
+                        "heading_path": list(c.heading_path),
+                        "locator": c.locator,
+                        "is_summary": c.is_summary,
+                        "text": c.text,
+                    }
+                    for c in shirabe.store.source_chunks(s.path)
+                ]
+                return _document(s, show, who) | {"passages": passages}
+        raise ApiError(404, "not_found", f"no document {document_id}")
+
     @app.delete("/api/documents/{document_id}", tags=["documents"])
     def delete_document(who: Admin, document_id: int) -> dict[str, Any]:
         for s in shirabe.store.list_sources():

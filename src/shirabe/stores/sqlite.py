@@ -102,6 +102,21 @@ def _source_info(row: sqlite3.Row) -> SourceInfo:
     )
 
 
+def _chunk(r: sqlite3.Row) -> Chunk:
+    return Chunk(
+        text=r["text"],
+        source=r["path"],
+        heading_path=tuple(json.loads(r["heading_path"])),
+        position=r["position"],
+        start=r["start_offset"],
+        end=r["end_offset"],
+        locator=json.loads(r["locator"]),
+        is_summary=bool(r["is_summary"]),
+        metadata=json.loads(r["metadata"]),
+        id=int(r["id"]),
+    )
+
+
 def _ids(ids: Sequence[int] | None) -> IdArray | None:
     return None if ids is None else np.asarray(sorted(set(ids)), dtype=np.int64)
 
@@ -563,19 +578,18 @@ class SQLiteStore:
                 """,
                 batch,
             ):
-                out[int(r["id"])] = Chunk(
-                    text=r["text"],
-                    source=r["path"],
-                    heading_path=tuple(json.loads(r["heading_path"])),
-                    position=r["position"],
-                    start=r["start_offset"],
-                    end=r["end_offset"],
-                    locator=json.loads(r["locator"]),
-                    is_summary=bool(r["is_summary"]),
-                    metadata=json.loads(r["metadata"]),
-                    id=int(r["id"]),
-                )
+                out[int(r["id"])] = _chunk(r)
         return out
+
+    def source_chunks(self, path: str) -> list[Chunk]:
+        rows = self._conn().execute(
+            """
+            SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id
+            WHERE s.path = ? ORDER BY c.is_summary DESC, c.position, c.id
+            """,
+            (path,),
+        )
+        return [_chunk(r) for r in rows]
 
     # bookkeeping
 
