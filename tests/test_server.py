@@ -73,6 +73,18 @@ def test_health_and_auth(client: TestClient, served: dict[str, Any]) -> None:
     assert status["llm"] == {"configured": False, "model": "extractive"}
 
 
+def test_the_api_reference_is_served_without_external_assets(client: TestClient) -> None:
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assert "/docs-assets/swagger-ui-bundle.js" in page.text
+    assert "cdn" not in page.text.lower() and "http" not in page.text
+    script = client.get("/docs-assets/swagger-ui-bundle.js")
+    assert script.status_code == 200 and len(script.content) > 100_000
+    assert client.get("/docs-assets/swagger-ui.css").status_code == 200
+    schema = client.get("/openapi.json").json()
+    assert "/api/documents/{document_id}" in schema["paths"]
+
+
 def test_counts_and_lists_show_only_what_the_caller_may_read(
     client: TestClient, served: dict[str, Any]
 ) -> None:

@@ -22,11 +22,14 @@ from typing import Annotated, Any, Literal
 
 from fastapi import Depends, FastAPI, File, Form, Query, Request, UploadFile
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 from starlette.exceptions import HTTPException
+from swagger_ui_bundle import swagger_ui_path
 
 from shirabe.access import PUBLIC, Reader, check_group, restrict
 from shirabe.engine import Shirabe
@@ -146,8 +149,22 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
         summary="日本語ドキュメント検索・質問応答",
         version="0.1",
         lifespan=lifespan,
+        docs_url=None,  # served below from local files: the API page works offline
+        redoc_url=None,
     )
     app.state.shirabe = shirabe
+    app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        """The interactive API reference, with no external assets."""
+        return get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title="shirabe API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/docs-assets/favicon-32x32.png",
+        )
 
     def show(path: str) -> str:
         for root in folders_shown:
