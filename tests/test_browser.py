@@ -118,6 +118,25 @@ def test_ask_streams_an_answer_with_citations(page: Any) -> None:
     dialog.wait_for(state="hidden")
 
 
+def test_the_page_works_from_the_keyboard(page: Any) -> None:
+    answer = ask(page, "有給休暇の申請方法は？")
+    chip = answer.locator(".chip").first
+    chip.focus()
+    page.keyboard.press("Enter")
+    page.locator("#passage").wait_for(state="visible")
+    page.keyboard.press("Escape")
+    page.locator("#passage").wait_for(state="hidden")
+    assert page.evaluate("() => document.activeElement.classList.contains('chip')")
+    page.focus("#tab-chat")
+    page.keyboard.press("ArrowRight")
+    assert page.get_attribute("#tab-upload", "aria-selected") == "true"
+    assert page.evaluate("() => document.activeElement.id") == "tab-upload"
+    page.keyboard.press("ArrowRight")
+    assert page.is_visible("#view-docs") and not page.is_visible("#view-chat")
+    page.keyboard.press("ArrowRight")  # wraps round to the chat
+    assert page.is_visible("#view-chat")
+
+
 def test_a_question_the_documents_do_not_answer_is_refused(page: Any) -> None:
     answer = ask(page, "ブラックホールの蒸発を説明した物理学者は誰ですか？")
     assert answer.inner_text().strip() == "ドキュメントに記載がありません"
