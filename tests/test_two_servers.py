@@ -1,8 +1,10 @@
-"""Two API server processes on one index: a file uploaded through one is answerable through
-the other, and a deleted one is gone from both."""
+"""Two API server processes on one index (a shared home, or one PostgreSQL database with a home
+of their own each, as on two machines): a file uploaded through one is answerable through the
+other, a deleted one is gone from both, and both serve while one ingests."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -22,33 +24,43 @@ ROOT = Path(__file__).resolve().parents[1]
 QUESTION = "社員食堂の営業時間は？"
 
 
-def cli(*args: str) -> str:
+def cli(*args: str, env: dict[str, str]) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True
-    )
+        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True,
+        env=env,
+    )  # fmt: skip
     return done.stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, ...]]:
+@pytest.fixture(scope="module", params=["embedded", "postgres"])
+def servers(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[httpx.Client, ...]]:
     base = tmp_path_factory.mktemp("two")
     docs = base / "docs"
     (docs / "総務").mkdir(parents=True)
     (docs / "総務" / "出張規程.md").write_text(
         "# 出張規程\n\n## 日当\n\n国内出張の日当は3000円とする。\n", encoding="utf-8"
     )
-    index = str(base / "index")
-    cli("ingest", str(docs), "--index", index)
-    cli("users", "add", "admin", "--admin", "--index", index)
-    token = cli("tokens", "create", "admin", "--index", index)
+    env = dict(os.environ)
+    homes = [base / "index"] * 2
     with ExitStack() as stack:
+        if request.param == "postgres":
+            env["SHIRABE_DATABASE_URL"] = request.getfixturevalue("module_database_url")
+            env["SHIRABE_UPLOADS"] = str(base / "shared-uploads")  # shared storage
+            homes = [base / "home-a", base / "home-b"]
+        cli("ingest", str(docs), "--index", str(homes[0]), env=env)
+        cli("users", "add", "admin", "--admin", "--index", str(homes[0]), env=env)
+        token = cli("tokens", "create", "admin", "--index", str(homes[0]), env=env)
         clients = []
-        for name in ("a", "b"):
+        for name, home in zip("ab", homes, strict=True):
             port = free_port()
-            command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", index,
+            command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", str(home),
                        "--port", str(port)]  # fmt: skip
             url = f"http://127.0.0.1:{port}"
-            stack.enter_context(running(command, f"{url}/healthz", log=base / f"{name}.log"))
+            stack.enter_context(
+                running(command, f"{url}/healthz", log=base / f"{name}.log", env=env)
+            )
             clients.append(
                 stack.enter_context(
                     httpx.Client(

@@ -1,4 +1,5 @@
-"""Users, their groups, and their API tokens, kept in ``<home>/accounts.sqlite3``.
+"""Users, their groups, and their API tokens, kept in ``<home>/accounts.sqlite3`` or, with a
+PostgreSQL store, in its database (so every server sees the same users).
 
 A token is shown once when it is created; only its SHA-256 is stored. Tokens are 256 random
 bits, so a fast hash is enough: nothing can be guessed from the hash that brute force over
@@ -12,18 +13,18 @@ import json
 import secrets
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, Protocol
 
 from shirabe.access import PUBLIC, Reader, check_group
 from shirabe.errors import ShirabeError
 
 TOKEN_PREFIX = "shb_"
 
-_SCHEMA = """
+_SQLITE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
     name TEXT PRIMARY KEY,
     groups TEXT NOT NULL,
@@ -40,6 +41,96 @@ CREATE TABLE IF NOT EXISTS tokens (
     revoked INTEGER NOT NULL DEFAULT 0
 );
 """
+# The PostgreSQL tables are created by the store's numbered migrations (stores/postgres.py).
+
+Row = Mapping[str, Any]
+
+
+class Database(Protocol):
+    """Just enough of a database for accounts: statements with ``?`` placeholders."""
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write in its own transaction; the number of rows it touched."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class DuplicateError(Exception):
+    """A unique key already exists."""
+
+
+class SQLiteDatabase:
+    """``<home>/accounts.sqlite3``: one connection per thread, WAL, safe across processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(_SQLITE_SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return [dict(r) for r in self._conn().execute(sql, tuple(params)).fetchall()]
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        conn = self._conn()
+        try:
+            with conn:
+                return int(conn.execute(sql, tuple(params)).rowcount)
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateError(str(exc)) from exc
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+class PostgresDatabase:
+    """The accounts tables of a PostgreSQL store, shared by every server using it."""
+
+    def __init__(self, url: str) -> None:
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        from shirabe.stores.postgres import migrate
+
+        migrate(url)
+
+        def configure(conn: Any) -> None:
+            conn.row_factory = dict_row
+            conn.autocommit = True
+
+        self._pool = ConnectionPool(url, min_size=1, max_size=4, configure=configure, open=True)
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        with self._pool.connection() as conn:
+            return list(conn.execute(sql.replace("?", "%s"), tuple(params)).fetchall())
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn:
+                return int(conn.execute(sql.replace("?", "%s"), tuple(params)).rowcount)
+        except psycopg.errors.UniqueViolation as exc:
+            raise DuplicateError(str(exc)) from exc
+
+    def close(self) -> None:
+        self._pool.close()
 
 
 class AccountError(ShirabeError):
@@ -84,40 +175,22 @@ def _check_name(name: str) -> str:
 
 
 class Accounts:
-    """The users and tokens of one shirabe home (SQLite; safe across threads and processes)."""
+    """The users and tokens of one shirabe home, or of one PostgreSQL database."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, timeout=30)
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.executescript(_SCHEMA)
-            self._local.conn = conn
-        return conn
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        conn = self._conn()
-        with conn:
-            yield conn
+    def __init__(self, path: Path | None = None, *, database: Database | None = None) -> None:
+        if database is None:
+            if path is None:
+                raise ValueError("Accounts needs a path or a database")
+            database = SQLiteDatabase(path)
+        self._db = database
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
+        self._db.close()
 
     # users
 
     @staticmethod
-    def _user(row: sqlite3.Row) -> User:
+    def _user(row: Row) -> User:
         return User(
             row["name"], tuple(json.loads(row["groups"])), bool(row["admin"]), row["created_at"]
         )
@@ -126,24 +199,22 @@ class Accounts:
         name = _check_name(name)
         clean = tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
         try:
-            with self._write() as conn:
-                conn.execute(
-                    "INSERT INTO users (name, groups, admin, created_at) VALUES (?, ?, ?, ?)",
-                    (name, json.dumps(clean, ensure_ascii=False), int(admin), _now()),
-                )
-        except sqlite3.IntegrityError:
+            self._db.change(
+                "INSERT INTO users (name, groups, admin, created_at) VALUES (?, ?, ?, ?)",
+                (name, json.dumps(clean, ensure_ascii=False), int(admin), _now()),
+            )
+        except DuplicateError:
             raise AccountError(f"user {name!r} already exists") from None
         return self.get_user(name)
 
     def get_user(self, name: str) -> User:
-        row = self._conn().execute("SELECT * FROM users WHERE name = ?", (name,)).fetchone()
-        if row is None:
+        rows = self._db.query("SELECT * FROM users WHERE name = ?", (name,))
+        if not rows:
             raise AccountError(f"no user {name!r}")
-        return self._user(row)
+        return self._user(rows[0])
 
     def list_users(self) -> list[User]:
-        rows = self._conn().execute("SELECT * FROM users ORDER BY name").fetchall()
-        return [self._user(r) for r in rows]
+        return [self._user(r) for r in self._db.query("SELECT * FROM users ORDER BY name")]
 
     def update_user(
         self, name: str, *, groups: Sequence[str] | None = None, admin: bool | None = None
@@ -155,17 +226,15 @@ class Accounts:
             else tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
         )
         new_admin = user.admin if admin is None else admin
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE users SET groups = ?, admin = ? WHERE name = ?",
-                (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name),
-            )
+        self._db.change(
+            "UPDATE users SET groups = ?, admin = ? WHERE name = ?",
+            (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name),
+        )
         return self.get_user(name)
 
     def remove_user(self, name: str) -> None:
-        with self._write() as conn:
-            if conn.execute("DELETE FROM users WHERE name = ?", (name,)).rowcount == 0:
-                raise AccountError(f"no user {name!r}")
+        if self._db.change("DELETE FROM users WHERE name = ?", (name,)) == 0:
+            raise AccountError(f"no user {name!r}")
 
     # tokens
 
@@ -173,18 +242,19 @@ class Accounts:
         """A new token for ``user``: its record and the secret, which is never shown again."""
         self.get_user(user)
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        with self._write() as conn:
-            cur = conn.execute(
-                "INSERT INTO tokens (user, hash, label, created_at) VALUES (?, ?, ?, ?)",
-                (user, hash_token(secret), label, _now()),
-            )
-            token_id = int(cur.lastrowid or 0)
+        digest = hash_token(secret)
+        self._db.change(
+            'INSERT INTO tokens ("user", hash, label, created_at) VALUES (?, ?, ?, ?)',
+            (user, digest, label, _now()),
+        )
+        token_id = int(self._db.query("SELECT id FROM tokens WHERE hash = ?", (digest,))[0]["id"])
         return self._token(token_id), secret
 
     def _token(self, token_id: int) -> TokenInfo:
-        row = self._conn().execute("SELECT * FROM tokens WHERE id = ?", (token_id,)).fetchone()
-        if row is None:
+        rows = self._db.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
+        if not rows:
             raise AccountError(f"no token {token_id}")
+        row = rows[0]
         return TokenInfo(
             row["id"],
             row["user"],
@@ -197,30 +267,26 @@ class Accounts:
     def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
         sql, params = "SELECT id FROM tokens", []
         if user is not None:
-            sql, params = sql + " WHERE user = ?", [user]
-        ids = [r["id"] for r in self._conn().execute(sql + " ORDER BY id", params)]
+            sql, params = sql + ' WHERE "user" = ?', [user]
+        ids = [r["id"] for r in self._db.query(sql + " ORDER BY id", params)]
         return [self._token(i) for i in ids]
 
     def revoke_token(self, token_id: int) -> None:
-        with self._write() as conn:
-            if (
-                conn.execute("UPDATE tokens SET revoked = 1 WHERE id = ?", (token_id,)).rowcount
-                == 0
-            ):
-                raise AccountError(f"no token {token_id}")
+        if self._db.change("UPDATE tokens SET revoked = 1 WHERE id = ?", (token_id,)) == 0:
+            raise AccountError(f"no token {token_id}")
 
     def authenticate(self, secret: str) -> User | None:
         """The user a token belongs to, or None for an unknown or revoked token."""
         if not secret.startswith(TOKEN_PREFIX):
             return None
-        conn = self._conn()
-        row = conn.execute(
-            "SELECT t.id, u.* FROM tokens t JOIN users u ON u.name = t.user "
+        rows = self._db.query(
+            'SELECT t.id AS token_id, u.* FROM tokens t JOIN users u ON u.name = t."user" '
             "WHERE t.hash = ? AND t.revoked = 0",
             (hash_token(secret),),
-        ).fetchone()
-        if row is None:
+        )
+        if not rows:
             return None
-        with self._write() as write:
-            write.execute("UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), row["id"]))
-        return self._user(row)
+        self._db.change(
+            "UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), rows[0]["token_id"])
+        )
+        return self._user(rows[0])

@@ -506,6 +506,46 @@ def status(index: IndexOption = None, json_out: JsonOption = False) -> None:
 
 
 @app.command()
+def migrate(
+    index: IndexOption = None,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database", help="postgresql://… (SHIRABE_DATABASE_URL).", show_default=False
+        ),
+    ] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Bring the index's schema up to date: the numbered migrations not yet applied.
+
+    Every command also does this when it opens the index; run it on its own before starting
+    servers after an upgrade."""
+    settings = _settings(index=index, database_url=database)
+    with _errors():
+        if settings.database_url:
+            from shirabe.stores.postgres import MIGRATIONS
+            from shirabe.stores.postgres import migrate as run_migrations
+
+            applied = run_migrations(settings.database_url)
+            latest = len(MIGRATIONS)
+        else:
+            from shirabe.stores.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+            from shirabe.stores.sqlite import SQLiteStore
+
+            before = SQLiteStore.schema_version(settings.home)
+            SQLiteStore(settings.home).close()
+            latest = len(SQLITE_MIGRATIONS)
+            applied = list(range(before + 1, latest + 1))
+    if json_out:
+        out.print_json(json.dumps({"applied": applied, "version": latest}))
+        return
+    if applied:
+        out.print(f"applied migrations {', '.join(map(str, applied))}; schema version {latest}")
+    else:
+        out.print(f"schema version {latest}: up to date")
+
+
+@app.command()
 def remove(
     path: Annotated[Path, typer.Argument(help="A file or folder to drop from the index.")],
     index: IndexOption = None,

@@ -117,7 +117,11 @@ class Shirabe:
 
     @cached_property
     def accounts(self) -> Accounts:
-        """Users, groups and API tokens of this home."""
+        """Users, groups and API tokens: of this home, or of the PostgreSQL database."""
+        if self.settings.database_url:
+            from shirabe.accounts import PostgresDatabase
+
+            return Accounts(database=PostgresDatabase(self.settings.database_url))
         return Accounts(self.settings.home / "accounts.sqlite3")
 
     @cached_property

@@ -22,6 +22,28 @@ class Settings(BaseSettings):
         default=Path(".shirabe"), description="Index directory; all state lives here."
     )
 
+    # server store
+    database_url: str | None = Field(
+        default=None,
+        description="postgresql://… : keep the index in PostgreSQL + pgvector instead of the "
+        "home directory (which still holds accounts and uploads).",
+    )
+    uploads: Path | None = Field(
+        default=None,
+        description="Where the server keeps uploaded files (default <home>/uploads); servers "
+        "sharing one database should share this folder too.",
+    )
+    database_pool_size: int = Field(default=8, ge=1, description="Connections per process.")
+    hnsw_ef_search: int = Field(
+        default=100, ge=1, description="HNSW candidate list size per dense search (PostgreSQL)."
+    )
+    exact_search_below: int = Field(
+        default=20_000,
+        ge=0,
+        description="A filtered dense search over at most this many chunks scores every one "
+        "of them instead of walking the HNSW graph (PostgreSQL).",
+    )
+
     # chunking
     chunk_size: int = Field(default=400, ge=50, description="Target chunk size in characters.")
     chunk_overlap: int = Field(default=0, ge=0, description="Characters repeated between chunks.")

@@ -135,7 +135,7 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     relative to them, and ``/api/reindex`` ingests them again)."""
     settings = shirabe.settings
     folders = [r.resolve() for r in roots or []]
-    uploads = (settings.home / "uploads").resolve()
+    uploads = (settings.uploads or settings.home / "uploads").resolve()
     folders_shown = [*folders, uploads]
 
     @asynccontextmanager

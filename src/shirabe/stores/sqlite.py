@@ -148,6 +148,15 @@ class SQLiteStore:
         self._dim: int | None = None
         self._migrate()
 
+    @staticmethod
+    def schema_version(home: Path) -> int:
+        """The schema version of the index in ``home`` (0 when there is none yet)."""
+        path = home / "index.sqlite3"
+        if not path.exists():
+            return 0
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
     # connections
 
     def _conn(self) -> sqlite3.Connection:

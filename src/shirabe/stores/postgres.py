@@ -1,0 +1,925 @@
+"""The server store: PostgreSQL with pgvector, for teams sharing one index.
+
+Everything lives in the database and is searched there:
+
+- sources, chunks and the embedding cache, as in the embedded store;
+- BM25 over the same Japanese terms, scored in SQL from postings tables (term, chunk, term
+  frequency, row length) and per-level statistics kept in the same transactions;
+- dense vectors in pgvector with HNSW cosine indexes, searched exactly instead when a filter
+  leaves few enough chunks (so a filtered search is ranked among the readable chunks only);
+- filters (folders, categories, names, access groups) applied in SQL before ranking.
+
+Each file's replacement is one transaction, so readers see whole files only, and any number of
+processes can read and write one database.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
+from shirabe.errors import ModelMismatchError, ShirabeError
+from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
+from shirabe.terms import as_weights
+
+log = logging.getLogger(__name__)
+
+# Numbered schema migrations; the n-th entry takes a database from version n-1 to n.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE shirabe_meta (key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE sources (
+        id bigserial PRIMARY KEY,
+        path text NOT NULL UNIQUE,
+        sha256 text NOT NULL,
+        size bigint NOT NULL,
+        mtime double precision NOT NULL,
+        status text NOT NULL CHECK (status IN ('ok', 'failed')),
+        error text,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        warnings jsonb NOT NULL DEFAULT '[]',
+        ingested_at text NOT NULL
+    );
+    CREATE TABLE chunks (
+        id bigserial PRIMARY KEY,
+        source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        text text NOT NULL,
+        heading_path jsonb NOT NULL,
+        start_offset integer NOT NULL,
+        end_offset integer NOT NULL,
+        locator jsonb NOT NULL DEFAULT '{}',
+        is_summary boolean NOT NULL DEFAULT false,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        tokens text NOT NULL,
+        sentence_tokens jsonb NOT NULL DEFAULT '[]',
+        vector_keys jsonb NOT NULL,
+        length integer NOT NULL,
+        embedding vector
+    );
+    CREATE INDEX chunks_by_source ON chunks (source_id);
+    CREATE TABLE sentences (
+        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        ord integer NOT NULL,
+        length integer NOT NULL,
+        embedding vector,
+        PRIMARY KEY (chunk_id, ord)
+    );
+    CREATE TABLE postings (
+        term text NOT NULL,
+        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (term, chunk_id)
+    );
+    CREATE INDEX postings_by_chunk ON postings (chunk_id);
+    CREATE TABLE sentence_postings (
+        term text NOT NULL,
+        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        ord integer NOT NULL,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (term, chunk_id, ord)
+    );
+    CREATE INDEX sentence_postings_by_chunk ON sentence_postings (chunk_id);
+    CREATE TABLE level_stats (
+        level text PRIMARY KEY,
+        rows bigint NOT NULL,
+        total_length bigint NOT NULL
+    );
+    INSERT INTO level_stats VALUES ('chunk', 0, 0), ('sentence', 0, 0);
+    CREATE TABLE embeddings (
+        model text NOT NULL,
+        key text NOT NULL,
+        vector bytea NOT NULL,
+        PRIMARY KEY (model, key)
+    );
+    CREATE TABLE ingests (
+        id bigserial PRIMARY KEY,
+        finished_at text NOT NULL,
+        seconds double precision NOT NULL,
+        added integer NOT NULL,
+        updated integer NOT NULL,
+        removed integer NOT NULL,
+        unchanged integer NOT NULL,
+        failed integer NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE users (
+        name text PRIMARY KEY,
+        groups text NOT NULL,
+        admin integer NOT NULL DEFAULT 0,
+        created_at text NOT NULL
+    );
+    CREATE TABLE tokens (
+        id bigserial PRIMARY KEY,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        hash text NOT NULL UNIQUE,
+        label text NOT NULL DEFAULT '',
+        created_at text NOT NULL,
+        last_used_at text,
+        revoked integer NOT NULL DEFAULT 0
+    );
+    """,
+)
+
+_MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock key ("SHIRABE")
+_BATCH = 1000
+
+
+class DatabaseError(ShirabeError):
+    """The database cannot be reached or used; the message says why."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def glob_regex(glob: str) -> str:
+    """A POSIX regular expression matching what SQLite's GLOB matches (``*``, ``?``, ``[…]``)."""
+    out = ["^"]
+    i = 0
+    while i < len(glob):
+        ch = glob[i]
+        if ch == "*":
+            out.append(".*")
+        elif ch == "?":
+            out.append(".")
+        elif ch == "[" and (end := glob.find("]", i + 2)) != -1:
+            body = glob[i + 1 : end]
+            if body.startswith("^"):
+                body = "\\^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    out.append("$")
+    return "".join(out)
+
+
+def _path_glob(glob: str) -> str:
+    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
+    return glob if glob.startswith(("/", "*")) else "*/" + glob
+
+
+def migrate(url: str) -> list[int]:
+    """Bring the database at ``url`` to the newest schema; returns the versions applied."""
+    import psycopg
+
+    applied: list[int] = []
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the database: {exc}") from exc
+    with conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS shirabe_schema (version integer NOT NULL, "
+                "applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            row = conn.execute("SELECT max(version) FROM shirabe_schema").fetchone()
+            version = int(row[0]) if row and row[0] is not None else 0
+            if version > len(MIGRATIONS):
+                raise DatabaseError(
+                    f"the database schema is version {version}, newer than this shirabe "
+                    f"({len(MIGRATIONS)}); upgrade shirabe"
+                )
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                with conn.transaction():
+                    conn.execute(script)
+                    conn.execute("INSERT INTO shirabe_schema (version) VALUES (%s)", (number,))
+                applied.append(number)
+                log.info("applied schema migration %d", number)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+    return applied
+
+
+def schema_version(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        exists = conn.execute("SELECT to_regclass('shirabe_schema') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return 0
+        row = conn.execute("SELECT max(version) FROM shirabe_schema").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+
+def _source_info(row: Mapping[str, Any]) -> SourceInfo:
+    return SourceInfo(
+        path=row["path"],
+        sha256=row["sha256"],
+        size=int(row["size"]),
+        mtime=float(row["mtime"]),
+        status=row["status"],
+        error=row["error"],
+        chunks=int(row["chunks"]),
+        ingested_at=row["ingested_at"],
+        warnings=tuple(row["warnings"]),
+        metadata=dict(row["metadata"]),
+        id=int(row["id"]),
+    )
+
+
+def _chunk(row: Mapping[str, Any]) -> Chunk:
+    return Chunk(
+        text=row["text"],
+        source=row["path"],
+        heading_path=tuple(row["heading_path"]),
+        position=int(row["position"]),
+        start=int(row["start_offset"]),
+        end=int(row["end_offset"]),
+        locator=dict(row["locator"]),
+        is_summary=bool(row["is_summary"]),
+        metadata=dict(row["metadata"]),
+        id=int(row["id"]),
+    )
+
+
+class PostgresStore:
+    """The store Protocol on PostgreSQL + pgvector (see the module docstring)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        pool_size: int = 8,
+        ef_search: int = 100,
+        exact_below: int = 20_000,
+    ) -> None:
+        import psycopg
+        from pgvector.psycopg import register_vector
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool
+
+        self.url = url
+        self.k1, self.b = k1, b
+        self.ef_search = ef_search
+        self.exact_below = exact_below
+        migrate(url)
+
+        def configure(conn: psycopg.Connection[Any]) -> None:
+            register_vector(conn)
+            conn.row_factory = dict_row
+            conn.autocommit = True
+
+        self._pool = ConnectionPool(
+            url, min_size=1, max_size=pool_size, configure=configure, open=True, timeout=60
+        )
+        self._dim: int | None = None
+        with self._conn() as conn:
+            row = conn.execute("SELECT value FROM shirabe_meta WHERE key = 'embedding_dim'")
+            found = row.fetchone()
+            if found is not None:
+                self._dim = int(found["value"])
+
+    # connections
+
+    @contextmanager
+    def _conn(self) -> Iterator[Any]:
+        with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[Any]:
+        with self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _meta(self, conn: Any, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM shirabe_meta WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row["value"])
+
+    # identity
+
+    def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
+        with self._tx() as conn:
+            conn.execute("LOCK TABLE shirabe_meta IN EXCLUSIVE MODE")
+            stored_model = self._meta(conn, "embedding_model")
+            stored_dim = self._meta(conn, "embedding_dim")
+            if stored_model is not None and stored_model != embedding_model:
+                raise ModelMismatchError(
+                    f"the database was built with embedding model {stored_model!r}, not "
+                    f"{embedding_model!r}; use another database or the same model"
+                )
+            if stored_dim is not None and int(stored_dim) != embedding_dim:
+                raise ModelMismatchError(
+                    f"the database holds {stored_dim}-dimensional vectors, "
+                    f"the embedder makes {embedding_dim}"
+                )
+            stored_tokenizer = self._meta(conn, "tokenizer")
+            for key, value in (
+                ("embedding_model", embedding_model),
+                ("embedding_dim", str(embedding_dim)),
+            ):
+                conn.execute(
+                    "INSERT INTO shirabe_meta VALUES (%s, %s) ON CONFLICT DO NOTHING", (key, value)
+                )
+            conn.execute(
+                "INSERT INTO shirabe_meta VALUES ('tokenizer', %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (tokenizer,),
+            )
+            dim = int(embedding_dim)
+            # HNSW needs a fixed dimension: index the column cast to it
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks "
+                f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops)"
+            )
+            conn.execute(
+                "CREATE INDEX IF NOT EXISTS sentences_embedding_hnsw ON sentences "
+                f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops)"
+            )
+            has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
+        self._dim = embedding_dim
+        if stored_tokenizer != tokenizer and has_chunks:
+            log.warning("tokenizer changed (%s → %s)", stored_tokenizer, tokenizer)
+            return True
+        return False
+
+    def retokenize(
+        self, terms: Callable[[Chunk], tuple[Sequence[str], Sequence[Sequence[str]]]]
+    ) -> None:
+        with self._conn() as conn:
+            ids = [int(r["id"]) for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        for i in range(0, len(ids), _BATCH):
+            batch = ids[i : i + _BATCH]
+            chunks = self.get_chunks(batch)
+            with self._tx() as conn:
+                for cid in batch:
+                    tokens, sentences = terms(chunks[cid])
+                    self._retokenize_chunk(conn, cid, tokens, sentences)
+
+    def _retokenize_chunk(
+        self, conn: Any, cid: int, tokens: Sequence[str], sentences: Sequence[Sequence[str]]
+    ) -> None:
+        old = conn.execute("SELECT length FROM chunks WHERE id = %s FOR UPDATE", (cid,)).fetchone()
+        if old is None:
+            return
+        stored = conn.execute(
+            "SELECT ord, length FROM sentences WHERE chunk_id = %s ORDER BY ord", (cid,)
+        ).fetchall()
+        # sentence rows carry vectors: keep them when the sentences still line up, else the
+        # chunk becomes its own single sentence (as at ingest)
+        rows = list(sentences) if sentences and len(sentences) == len(stored) else [tokens]
+        if len(rows) == len(stored):
+            for ord_, sentence in enumerate(rows):
+                conn.execute(
+                    "UPDATE sentences SET length = %s WHERE chunk_id = %s AND ord = %s",
+                    (len(sentence), cid, ord_),
+                )
+        else:
+            conn.execute("DELETE FROM sentences WHERE chunk_id = %s", (cid,))
+            conn.execute(
+                "INSERT INTO sentences (chunk_id, ord, length, embedding) "
+                "SELECT id, 0, %s, embedding FROM chunks WHERE id = %s",
+                (len(tokens), cid),
+            )
+        conn.execute("DELETE FROM postings WHERE chunk_id = %s", (cid,))
+        conn.execute("DELETE FROM sentence_postings WHERE chunk_id = %s", (cid,))
+        conn.execute(
+            "UPDATE chunks SET tokens = %s, sentence_tokens = %s, length = %s WHERE id = %s",
+            (
+                " ".join(tokens),
+                json.dumps([" ".join(x) for x in sentences], ensure_ascii=False),
+                len(tokens),
+                cid,
+            ),
+        )
+        self._copy_postings(conn, [(cid, tokens, rows)])
+        self._adjust_stats(
+            conn,
+            chunk=(0, len(tokens) - int(old["length"])),
+            sentence=(
+                len(rows) - len(stored),
+                sum(len(x) for x in rows) - sum(int(r["length"]) for r in stored),
+            ),
+        )
+
+    # sources
+
+    _SOURCE_SELECT = (
+        "SELECT s.*, (SELECT count(*) FROM chunks c WHERE c.source_id = s.id) AS chunks "
+        "FROM sources s"
+    )
+
+    def get_source(self, path: str) -> SourceInfo | None:
+        with self._conn() as conn:
+            row = conn.execute(self._SOURCE_SELECT + " WHERE s.path = %s", (path,)).fetchone()
+        return None if row is None else _source_info(row)
+
+    def list_sources(self, under: str | None = None) -> list[SourceInfo]:
+        with self._conn() as conn:
+            if under is None:
+                rows = conn.execute(self._SOURCE_SELECT + ' ORDER BY s.path COLLATE "C"')
+            else:
+                prefix = under.rstrip("/") + "/"
+                rows = conn.execute(
+                    self._SOURCE_SELECT + " WHERE s.path = %s OR left(s.path, %s) = %s "
+                    'ORDER BY s.path COLLATE "C"',
+                    (under, len(prefix), prefix),
+                )
+            return [_source_info(r) for r in rows.fetchall()]
+
+    def _upsert_source(
+        self, conn: Any, source: SourceRecord, status: str, error: str | None
+    ) -> int:
+        row = conn.execute(
+            """
+            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at,
+                warnings)
+            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+            ON CONFLICT (path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
+                mtime = excluded.mtime, status = excluded.status, error = excluded.error,
+                metadata = excluded.metadata, ingested_at = excluded.ingested_at,
+                warnings = excluded.warnings
+            RETURNING id
+            """,
+            (
+                source.path,
+                source.sha256,
+                source.size,
+                source.mtime,
+                status,
+                error,
+                json.dumps(dict(source.metadata), ensure_ascii=False),
+                _now(),
+                json.dumps(list(source.warnings), ensure_ascii=False),
+            ),
+        ).fetchone()
+        return int(row["id"])
+
+    def _drop_chunks(self, conn: Any, source_id: int) -> None:
+        """Delete a file's chunks (postings and sentences go with them) and their statistics."""
+        old = conn.execute(
+            "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM chunks "
+            "WHERE source_id = %s",
+            (source_id,),
+        ).fetchone()
+        old_sentences = conn.execute(
+            "SELECT count(*) AS n, coalesce(sum(s.length), 0) AS total FROM sentences s "
+            "JOIN chunks c ON c.id = s.chunk_id WHERE c.source_id = %s",
+            (source_id,),
+        ).fetchone()
+        conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
+        self._adjust_stats(
+            conn,
+            chunk=(-int(old["n"]), -int(old["total"])),
+            sentence=(-int(old_sentences["n"]), -int(old_sentences["total"])),
+        )
+
+    def _adjust_stats(
+        self, conn: Any, *, chunk: tuple[int, int], sentence: tuple[int, int]
+    ) -> None:
+        for level, (rows, total) in (("chunk", chunk), ("sentence", sentence)):
+            if rows or total:
+                conn.execute(
+                    "UPDATE level_stats SET rows = rows + %s, total_length = total_length + %s "
+                    "WHERE level = %s",
+                    (rows, total, level),
+                )
+
+    def _copy_postings(
+        self, conn: Any, docs: Sequence[tuple[int, Sequence[str], Sequence[Sequence[str]]]]
+    ) -> None:
+        with conn.cursor().copy("COPY postings (term, chunk_id, tf, length) FROM STDIN") as copy:
+            for cid, tokens, _rows in docs:
+                for term, tf in Counter(tokens).items():
+                    copy.write_row((term, cid, tf, len(tokens)))
+        with conn.cursor().copy(
+            "COPY sentence_postings (term, chunk_id, ord, tf, length) FROM STDIN"
+        ) as copy:
+            for cid, _tokens, rows in docs:
+                for ord_, sentence in enumerate(rows):
+                    for term, tf in Counter(sentence).items():
+                        copy.write_row((term, cid, ord_, tf, len(sentence)))
+
+    def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
+        model = self._model()
+        keys = [k for ic in chunks for k in ic.vector_keys]
+        vectors = self.get_embeddings(model, keys) if model else {}
+        with self._tx() as conn:
+            source_id = self._upsert_source(conn, source, "ok", None)
+            self._drop_chunks(conn, source_id)
+            ids = [
+                int(r["id"])
+                for r in conn.execute(
+                    "SELECT nextval('chunks_id_seq') AS id FROM generate_series(1, %s)",
+                    (len(chunks),),
+                ).fetchall()
+            ]
+            docs: list[tuple[int, Sequence[str], Sequence[Sequence[str]]]] = []
+            sentence_rows: list[tuple[int, int, int, Any]] = []
+            with conn.cursor().copy(
+                """COPY chunks (id, source_id, position, text, heading_path, start_offset,
+                    end_offset, locator, is_summary, metadata, tokens, sentence_tokens,
+                    vector_keys, length, embedding) FROM STDIN"""
+            ) as copy:
+                for cid, ic in zip(ids, chunks, strict=True):
+                    found = [vectors.get(k) for k in ic.vector_keys]
+                    own = found[0] if found else None
+                    if own is None:
+                        log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
+                    sentence_vectors = found[1:]
+                    if (
+                        ic.sentence_tokens
+                        and len(sentence_vectors) == len(ic.sentence_tokens)
+                        and all(v is not None for v in sentence_vectors)
+                    ):
+                        rows: Sequence[Sequence[str]] = ic.sentence_tokens
+                        row_vectors = sentence_vectors
+                    else:  # like the embedded store: the chunk is its own single sentence
+                        rows, row_vectors = [ic.tokens], [own]
+                    for ord_, (sentence, vec) in enumerate(zip(rows, row_vectors, strict=True)):
+                        sentence_rows.append((cid, ord_, len(sentence), _text_vector(vec)))
+                    docs.append((cid, ic.tokens, rows))
+                    copy.write_row(
+                        (
+                            cid,
+                            source_id,
+                            ic.chunk.position,
+                            ic.chunk.text,
+                            json.dumps(list(ic.chunk.heading_path), ensure_ascii=False),
+                            ic.chunk.start,
+                            ic.chunk.end,
+                            json.dumps(ic.chunk.locator, ensure_ascii=False),
+                            ic.chunk.is_summary,
+                            json.dumps(ic.chunk.metadata, ensure_ascii=False),
+                            " ".join(ic.tokens),
+                            json.dumps(
+                                [" ".join(s) for s in ic.sentence_tokens], ensure_ascii=False
+                            ),
+                            json.dumps(list(ic.vector_keys)),
+                            len(ic.tokens),
+                            _text_vector(own),
+                        )
+                    )
+            with conn.cursor().copy(
+                "COPY sentences (chunk_id, ord, length, embedding) FROM STDIN"
+            ) as copy:
+                for row in sentence_rows:
+                    copy.write_row(row)
+            self._copy_postings(conn, docs)
+            self._adjust_stats(
+                conn,
+                chunk=(len(docs), sum(len(d[1]) for d in docs)),
+                sentence=(len(sentence_rows), sum(r[2] for r in sentence_rows)),
+            )
+
+    def record_failure(self, source: SourceRecord, reason: str) -> None:
+        with self._tx() as conn:
+            updated = conn.execute(
+                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s "
+                "WHERE path = %s",
+                (reason, _now(), source.path),
+            )
+            if updated.rowcount == 0:
+                self._upsert_source(conn, source, "failed", reason)
+
+    def touch_source(self, source: SourceRecord) -> None:
+        with self._conn() as conn:
+            conn.execute(
+                "UPDATE sources SET size = %s, mtime = %s WHERE path = %s",
+                (source.size, source.mtime, source.path),
+            )
+
+    def remove_source(self, path: str) -> bool:
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT id FROM sources WHERE path = %s FOR UPDATE", (path,)
+            ).fetchone()
+            if row is None:
+                return False
+            self._drop_chunks(conn, int(row["id"]))
+            conn.execute("DELETE FROM sources WHERE id = %s", (row["id"],))
+            return True
+
+    # embedding cache
+
+    def _model(self) -> str | None:
+        with self._conn() as conn:
+            return self._meta(conn, "embedding_model")
+
+    def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
+        found: dict[str, Vector] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._conn() as conn:
+            for i in range(0, len(unique), _BATCH):
+                batch = unique[i : i + _BATCH]
+                for row in conn.execute(
+                    "SELECT key, vector FROM embeddings WHERE model = %s AND key = ANY(%s)",
+                    (model, batch),
+                ):
+                    found[row["key"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        return found
+
+    def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
+        if not vectors:
+            return
+        with self._tx() as conn:
+            conn.cursor().executemany(
+                "INSERT INTO embeddings (model, key, vector) VALUES (%s, %s, %s) "
+                "ON CONFLICT DO NOTHING",
+                [
+                    (model, key, np.asarray(vec, dtype=np.float32).tobytes())
+                    for key, vec in vectors.items()
+                ],
+            )
+
+    # indexes
+
+    def refresh(self, *, wait: bool = True) -> None:
+        """Nothing to do: every committed file is searchable at once."""
+
+    def optimize(self) -> None:
+        with self._conn() as conn:
+            for table in ("sources", "chunks", "sentences", "postings", "sentence_postings"):
+                conn.execute(f"VACUUM (ANALYZE) {table}")
+
+    # retrieval
+
+    def _filter_sql(self, filters: Filters | None, chunk_column: str) -> tuple[str, list[Any]]:
+        """A condition on ``chunk_column`` keeping the chunks ``filters`` allow ('' if none)."""
+        if not filters:
+            return "", []
+        clauses: list[str] = []
+        params: list[Any] = []
+        if filters.path_glob:
+            clauses.append("(s.path ~ %s OR s.path ~ %s)")
+            params.extend(
+                [glob_regex(filters.path_glob), glob_regex(_path_glob(filters.path_glob))]
+            )
+        for key, value in filters.metadata.items():
+            clauses.append("(c.metadata ->> %s = %s OR s.metadata ->> %s = %s)")
+            params.extend([key, value, key, value])
+        if filters.categories:
+            clauses.append("s.metadata ->> 'category' = ANY(%s)")
+            params.append(sorted(filters.categories))
+        if filters.entities:
+            clauses.append("coalesce(s.metadata ->> 'entities', '[]')::jsonb ?| %s")
+            params.append(sorted(filters.entities))
+        if filters.groups is not None:  # documents without groups are nobody's (fail closed)
+            clauses.append("coalesce(s.metadata ->> 'groups', '[]')::jsonb ?| %s")
+            params.append(sorted(filters.groups))
+        sql = (
+            f"{chunk_column} IN (SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id "
+            "WHERE " + " AND ".join(clauses) + ")"
+        )
+        return sql, params
+
+    def _stats(self, conn: Any, level: Level) -> tuple[int, float]:
+        row = conn.execute(
+            "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
+        ).fetchone()
+        rows = int(row["rows"])
+        return rows, (float(row["total_length"]) / rows if rows else 0.0)
+
+    def search_lexical(
+        self,
+        terms: Mapping[str, float] | Sequence[str],
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
+    ) -> list[ScoredId]:
+        weights = as_weights(terms)
+        if not weights or k <= 0 or (within is not None and not within):
+            return []
+        table = "postings" if level == "chunk" else "sentence_postings"
+        row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
+        where, params = self._filter_sql(filters, "p.chunk_id")
+        conditions = [where] if where else []
+        if within is not None:
+            conditions.append("p.chunk_id = ANY(%s)")
+            params.append(sorted({int(i) for i in within}))
+        extra = (" AND " + " AND ".join(conditions)) if conditions else ""
+        with self._conn() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            n, avg_len = self._stats(conn, level)
+            if n == 0:
+                return []
+            sql = f"""
+                WITH prm AS (
+                    SELECT %s::float8 AS n, %s::float8 AS k1, %s::float8 AS b, %s::float8 AS avg
+                ), q AS (
+                    SELECT t.term, sum(t.w) AS w
+                    FROM unnest(%s::text[], %s::float8[]) AS t(term, w) GROUP BY t.term
+                ), d AS (
+                    SELECT p.term, count(*) AS df FROM {table} p JOIN q USING (term)
+                    GROUP BY p.term
+                ), i AS (
+                    SELECT q.term, q.w * ln(1 + (prm.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+                    FROM q JOIN d USING (term) CROSS JOIN prm
+                ), r AS (
+                    SELECT p.chunk_id, sum(
+                        i.idf * p.tf * (prm.k1 + 1)
+                        / (p.tf + prm.k1 * (1 - prm.b + prm.b * p.length / prm.avg))
+                    ) AS score
+                    FROM {table} p JOIN i USING (term) CROSS JOIN prm
+                    WHERE true{extra}
+                    GROUP BY {row_key}
+                )
+                SELECT chunk_id, max(score) AS score FROM r GROUP BY chunk_id
+                HAVING max(score) > 0
+                ORDER BY score DESC, chunk_id LIMIT %s
+            """
+            args = [
+                n,
+                self.k1,
+                self.b,
+                max(avg_len, 1e-9),
+                list(weights),
+                list(weights.values()),
+                *params,
+                k,
+            ]
+            rows = conn.execute(sql, args).fetchall()
+        return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        unique = list(dict.fromkeys(terms))
+        out = dict.fromkeys(unique, 0)
+        if not unique:
+            return out
+        with self._conn() as conn:
+            for row in conn.execute(
+                "SELECT term, count(*) AS df FROM postings WHERE term = ANY(%s) GROUP BY term",
+                (unique,),
+            ):
+                out[row["term"]] = int(row["df"])
+        return out
+
+    def search_dense(
+        self,
+        vector: Vector,
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
+    ) -> list[ScoredId]:
+        if k <= 0 or self._dim is None or (within is not None and not within):
+            return []
+        q = _text_vector(vector)
+        dim = self._dim
+        table, column = ("chunks", "id") if level == "chunk" else ("sentences", "chunk_id")
+        where, params = self._filter_sql(filters, f"x.{column}")
+        conditions = ["x.embedding IS NOT NULL"] + ([where] if where else [])
+        exact = within is not None
+        if within is not None:
+            conditions.append(f"x.{column} = ANY(%s)")
+            params.append(sorted({int(i) for i in within}))
+        with self._conn() as conn, conn.transaction():
+            if not exact and where:
+                allowed = conn.execute(
+                    f"SELECT count(*) AS n FROM {table} x WHERE " + " AND ".join(conditions),
+                    params,
+                ).fetchone()["n"]
+                exact = int(allowed) <= self.exact_below
+            if exact:
+                # every allowed row scored: no index, the true top k
+                distance = "x.embedding <=> %s::vector"
+                limit_rows = k if level == "chunk" else None
+            else:
+                conn.execute(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, k)}")
+                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
+                limit_rows = k if level == "chunk" else 4 * k
+            where_sql = " AND ".join(conditions)
+            if level == "chunk":
+                sql = (
+                    f"SELECT x.id AS chunk_id, 1 - ({distance}) AS score FROM chunks x "
+                    f"WHERE {where_sql} ORDER BY {distance}, x.id LIMIT %s"
+                )
+                rows = conn.execute(sql, [q, *params, q, limit_rows]).fetchall()
+            else:
+                inner = (
+                    f"SELECT x.chunk_id, 1 - ({distance}) AS score FROM sentences x "
+                    f"WHERE {where_sql}"
+                )
+                args: list[Any] = [q, *params]
+                if limit_rows is not None:
+                    inner += f" ORDER BY {distance} LIMIT %s"
+                    args += [q, limit_rows]
+                sql = (
+                    f"SELECT chunk_id, max(score) AS score FROM ({inner}) r GROUP BY chunk_id "
+                    "ORDER BY score DESC, chunk_id LIMIT %s"
+                )
+                rows = conn.execute(sql, [*args, k]).fetchall()
+        return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
+
+    _CHUNK_SELECT = "SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id"
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, Chunk] = {}
+        with self._conn() as conn:
+            for i in range(0, len(unique), _BATCH):
+                rows = conn.execute(
+                    self._CHUNK_SELECT + " WHERE c.id = ANY(%s)", (unique[i : i + _BATCH],)
+                )
+                for row in rows:
+                    out[int(row["id"])] = _chunk(row)
+        return out
+
+    def source_chunks(self, path: str) -> list[Chunk]:
+        with self._conn() as conn:
+            rows = conn.execute(
+                self._CHUNK_SELECT
+                + " WHERE s.path = %s ORDER BY c.is_summary DESC, c.position, c.id",
+                (path,),
+            ).fetchall()
+        return [_chunk(r) for r in rows]
+
+    # bookkeeping
+
+    def record_ingest(self, report: IngestReport) -> None:
+        counts = report.counts
+        with self._conn() as conn:
+            conn.execute(
+                """
+                INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged,
+                    failed)
+                VALUES (%s, %s, %s, %s, %s, %s, %s)
+                """,
+                (
+                    _now(),
+                    report.seconds,
+                    counts["added"],
+                    counts["updated"],
+                    counts["removed"],
+                    counts["unchanged"],
+                    counts["failed"],
+                ),
+            )
+
+    def status(self) -> IndexStatus:
+        with self._conn() as conn:
+            files = conn.execute("SELECT count(*) AS n FROM sources WHERE status = 'ok'")
+            n_files = int(files.fetchone()["n"])
+            chunks = int(conn.execute("SELECT count(*) AS n FROM chunks").fetchone()["n"])
+            failed = [
+                _source_info(r)
+                for r in conn.execute(
+                    self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
+                ).fetchall()
+            ]
+            last = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+            dim = self._meta(conn, "embedding_dim")
+            size = conn.execute("SELECT pg_database_size(current_database()) AS n").fetchone()
+            model = self._meta(conn, "embedding_model")
+        return IndexStatus(
+            files=n_files,
+            chunks=chunks,
+            failed=failed,
+            embedding_model=model,
+            embedding_dim=None if dim is None else int(dim),
+            index_bytes=int(size["n"]),
+            last_ingest=None if last is None else dict(last),
+            home=redacted(self.url),
+        )
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def _text_vector(vector: Vector | None) -> str | None:
+    """pgvector's text form, exact for float32 (COPY and parameters alike)."""
+    if vector is None:
+        return None
+    values = np.asarray(vector, dtype=np.float32)
+    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+
+
+def redacted(url: str) -> str:
+    """The connection string (URL or key=value form) without its password."""
+    url = re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+    return re.sub(r"(\bpassword\s*=\s*)(\S+)", r"\1***", url)
+
+
+__all__ = [
+    "MIGRATIONS",
+    "DatabaseError",
+    "PostgresStore",
+    "glob_regex",
+    "migrate",
+    "redacted",
+    "schema_version",
+]
