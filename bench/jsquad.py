@@ -1,6 +1,6 @@
 """JSQuAD retrieval and answering benchmark.
 
-    python bench/jsquad.py [FILE] [--fresh] [--limit N] [--sweep]
+    python bench/jsquad.py [FILE] [--fresh] [--limit N] [--sweep] [--database URL]
 
 Every paragraph of a SQuAD-format file becomes one Markdown file (article title as heading)
 ingested through the normal pipeline; every question is asked. Prints, for BM25 alone, dense
@@ -10,7 +10,10 @@ ingest time split into embedding and the rest; query latency p50/p95 including t
 embedding. Results also go to bench/results/jsquad.json.
 
 The index is kept in bench/.cache/jsquad between runs (the embedding cache makes re-runs cheap);
-``--fresh`` rebuilds it from scratch so the ingest timings are measured.
+``--fresh`` rebuilds it from scratch so the ingest timings are measured. ``--database URL``
+runs the same on a PostgreSQL store in that (empty or earlier) database, seeding its embedding
+cache from the embedded index when one exists (same model, so nothing is embedded twice);
+results go to bench/results/jsquad-postgres.json.
 """
 
 from __future__ import annotations
@@ -19,12 +22,15 @@ import argparse
 import json
 import math
 import shutil
+import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.metered import MeteredEmbedder
@@ -124,6 +130,19 @@ def retrieval_metrics(rankings: Sequence[Sequence[str]], gold: Sequence[str]) ->
     return out
 
 
+def seed_embeddings(sqlite_path: Path, app: Shirabe) -> int:
+    """Copy an embedded index's embedding cache into ``app``'s store (put_embeddings)."""
+    with sqlite3.connect(sqlite_path) as conn:
+        rows = conn.execute("SELECT model, key, vector FROM embeddings").fetchall()
+    for i in range(0, len(rows), 2000):
+        by_model: dict[str, dict[str, Any]] = {}
+        for model, key, blob in rows[i : i + 2000]:
+            by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
+        for model, vectors in by_model.items():
+            app.store.put_embeddings(model, vectors)
+    return len(rows)
+
+
 def fmt(metrics: Mapping[str, float]) -> str:
     return "  ".join(f"{k} {v:.3f}" for k, v in metrics.items())
 
@@ -134,6 +153,7 @@ def main() -> None:
     parser.add_argument("--fresh", action="store_true", help="rebuild the index and time it")
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     parser.add_argument("--sweep", action="store_true", help="also print fusion variants")
+    parser.add_argument("--database", help="postgresql://… : measure the PostgreSQL store")
     args = parser.parse_args()
 
     data = json.loads(args.file.read_text(encoding="utf-8"))
@@ -144,10 +164,18 @@ def main() -> None:
         questions = questions[: args.limit]
     settings = Settings()
     settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
+    embedded_index = settings.home / "index.sqlite3"
+    if args.database:
+        settings = settings.model_copy(
+            update={"home": work / "postgres-home", "database_url": args.database}
+        )
     if args.fresh:
         shutil.rmtree(settings.home, ignore_errors=True)
     embedder = MeteredEmbedder(make_embedder(settings))
     app = Shirabe(settings, embedder=embedder)
+    if args.database and embedded_index.exists():
+        seeded = seed_embeddings(embedded_index, app)
+        print(f"embedding cache seeded from {embedded_index}: {seeded} vectors")
 
     started = time.perf_counter()
     report = app.ingest([corpus])
@@ -250,7 +278,7 @@ def main() -> None:
     print(f"extractive: {fmt(answering)}")
     print(f"latency (incl. query embedding): {fmt(latency)}")
     path = write_result(
-        "jsquad",
+        "jsquad-postgres" if args.database else "jsquad",
         {
             "file": str(args.file),
             "questions": len(questions),

@@ -65,34 +65,46 @@ MIGRATIONS: tuple[str, ...] = (
         tokens text NOT NULL,
         sentence_tokens jsonb NOT NULL DEFAULT '[]',
         vector_keys jsonb NOT NULL,
-        length integer NOT NULL,
-        embedding vector
+        length integer NOT NULL
     );
     CREATE INDEX chunks_by_source ON chunks (source_id);
+    -- vectors in narrow tables of their own: scans read no text, and rows stay un-TOASTed
+    CREATE TABLE chunk_vectors (
+        chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        embedding vector NOT NULL
+    );
     CREATE TABLE sentences (
         chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
         ord integer NOT NULL,
         length integer NOT NULL,
-        embedding vector,
+        embedding vector NOT NULL,
         PRIMARY KEY (chunk_id, ord)
     );
     CREATE TABLE postings (
         term text NOT NULL,
-        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        chunk_id bigint NOT NULL,
         tf integer NOT NULL,
         length integer NOT NULL,
-        PRIMARY KEY (term, chunk_id)
+        PRIMARY KEY (term, chunk_id) INCLUDE (tf, length)
     );
     CREATE INDEX postings_by_chunk ON postings (chunk_id);
     CREATE TABLE sentence_postings (
         term text NOT NULL,
-        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        chunk_id bigint NOT NULL,
         ord integer NOT NULL,
         tf integer NOT NULL,
         length integer NOT NULL,
-        PRIMARY KEY (term, chunk_id, ord)
+        PRIMARY KEY (term, chunk_id, ord) INCLUDE (tf, length)
     );
     CREATE INDEX sentence_postings_by_chunk ON sentence_postings (chunk_id);
+    -- postings carry no foreign key (a check per row would slow ingest); the store deletes a
+    -- chunk's postings with the chunk, in the same transaction
+    CREATE TABLE term_stats (
+        level text NOT NULL,
+        term text NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (level, term)
+    );
     CREATE TABLE level_stats (
         level text PRIMARY KEY,
         rows bigint NOT NULL,
@@ -135,7 +147,8 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-_MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock key ("SHIRABE")
+_MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
+_WRITE_LOCK = _MIGRATION_LOCK + 1
 _BATCH = 1000
 
 
@@ -302,6 +315,14 @@ class PostgresStore:
         with self._pool.connection() as conn, conn.transaction():
             yield conn
 
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """A write transaction. Writers take turns (a transaction-level advisory lock), so the
+        statistics they update stay exact and never deadlock; readers never wait."""
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+            yield conn
+
     def _meta(self, conn: Any, key: str) -> str | None:
         row = conn.execute("SELECT value FROM shirabe_meta WHERE key = %s", (key,)).fetchone()
         return None if row is None else str(row["value"])
@@ -339,13 +360,10 @@ class PostgresStore:
             dim = int(embedding_dim)
             # HNSW needs a fixed dimension: index the column cast to it
             conn.execute(
-                "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks "
+                "CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors "
                 f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops)"
             )
-            conn.execute(
-                "CREATE INDEX IF NOT EXISTS sentences_embedding_hnsw ON sentences "
-                f"USING hnsw ((embedding::vector({dim})) vector_cosine_ops)"
-            )
+            # sentence vectors are scored exactly, among the chunks the other signals found
             has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
         self._dim = embedding_dim
         if stored_tokenizer != tokenizer and has_chunks:
@@ -361,7 +379,7 @@ class PostgresStore:
         for i in range(0, len(ids), _BATCH):
             batch = ids[i : i + _BATCH]
             chunks = self.get_chunks(batch)
-            with self._tx() as conn:
+            with self._write() as conn:
                 for cid in batch:
                     tokens, sentences = terms(chunks[cid])
                     self._retokenize_chunk(conn, cid, tokens, sentences)
@@ -388,11 +406,10 @@ class PostgresStore:
             conn.execute("DELETE FROM sentences WHERE chunk_id = %s", (cid,))
             conn.execute(
                 "INSERT INTO sentences (chunk_id, ord, length, embedding) "
-                "SELECT id, 0, %s, embedding FROM chunks WHERE id = %s",
+                "SELECT chunk_id, 0, %s, embedding FROM chunk_vectors WHERE chunk_id = %s",
                 (len(tokens), cid),
             )
-        conn.execute("DELETE FROM postings WHERE chunk_id = %s", (cid,))
-        conn.execute("DELETE FROM sentence_postings WHERE chunk_id = %s", (cid,))
+        self._drop_postings(conn, [cid])
         conn.execute(
             "UPDATE chunks SET tokens = %s, sentence_tokens = %s, length = %s WHERE id = %s",
             (
@@ -477,12 +494,35 @@ class PostgresStore:
             "JOIN chunks c ON c.id = s.chunk_id WHERE c.source_id = %s",
             (source_id,),
         ).fetchone()
+        ids = [
+            int(r["id"])
+            for r in conn.execute("SELECT id FROM chunks WHERE source_id = %s", (source_id,))
+        ]
+        self._drop_postings(conn, ids)
         conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
         self._adjust_stats(
             conn,
             chunk=(-int(old["n"]), -int(old["total"])),
             sentence=(-int(old_sentences["n"]), -int(old_sentences["total"])),
         )
+
+    _LEVEL_TABLES = (("chunk", "postings"), ("sentence", "sentence_postings"))
+
+    def _drop_postings(self, conn: Any, ids: Sequence[int]) -> None:
+        """Delete the postings of chunks ``ids`` and take them out of the term statistics."""
+        if not ids:
+            return
+        for level, table in self._LEVEL_TABLES:
+            conn.execute(
+                f"""
+                UPDATE term_stats t SET df = t.df - d.n
+                FROM (SELECT term, count(*) AS n FROM {table} WHERE chunk_id = ANY(%s)
+                      GROUP BY term) d
+                WHERE t.level = %s AND t.term = d.term
+                """,
+                (list(ids), level),
+            )
+            conn.execute(f"DELETE FROM {table} WHERE chunk_id = ANY(%s)", (list(ids),))
 
     def _adjust_stats(
         self, conn: Any, *, chunk: tuple[int, int], sentence: tuple[int, int]
@@ -509,12 +549,22 @@ class PostgresStore:
                 for ord_, sentence in enumerate(rows):
                     for term, tf in Counter(sentence).items():
                         copy.write_row((term, cid, ord_, tf, len(sentence)))
+        ids = [cid for cid, _tokens, _rows in docs]
+        for level, table in self._LEVEL_TABLES:
+            conn.execute(
+                f"""
+                INSERT INTO term_stats (level, term, df)
+                SELECT %s, term, count(*) FROM {table} WHERE chunk_id = ANY(%s) GROUP BY term
+                ON CONFLICT (level, term) DO UPDATE SET df = term_stats.df + excluded.df
+                """,
+                (level, ids),
+            )
 
     def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
         model = self._model()
         keys = [k for ic in chunks for k in ic.vector_keys]
         vectors = self.get_embeddings(model, keys) if model else {}
-        with self._tx() as conn:
+        with self._write() as conn:
             source_id = self._upsert_source(conn, source, "ok", None)
             self._drop_chunks(conn, source_id)
             ids = [
@@ -526,10 +576,11 @@ class PostgresStore:
             ]
             docs: list[tuple[int, Sequence[str], Sequence[Sequence[str]]]] = []
             sentence_rows: list[tuple[int, int, int, Any]] = []
+            chunk_vectors: list[tuple[int, str]] = []
             with conn.cursor().copy(
                 """COPY chunks (id, source_id, position, text, heading_path, start_offset,
                     end_offset, locator, is_summary, metadata, tokens, sentence_tokens,
-                    vector_keys, length, embedding) FROM STDIN"""
+                    vector_keys, length) FROM STDIN"""
             ) as copy:
                 for cid, ic in zip(ids, chunks, strict=True):
                     found = [vectors.get(k) for k in ic.vector_keys]
@@ -546,8 +597,11 @@ class PostgresStore:
                         row_vectors = sentence_vectors
                     else:  # like the embedded store: the chunk is its own single sentence
                         rows, row_vectors = [ic.tokens], [own]
+                    if own is not None:
+                        chunk_vectors.append((cid, _text_vector(own)))
                     for ord_, (sentence, vec) in enumerate(zip(rows, row_vectors, strict=True)):
-                        sentence_rows.append((cid, ord_, len(sentence), _text_vector(vec)))
+                        if vec is not None:
+                            sentence_rows.append((cid, ord_, len(sentence), _text_vector(vec)))
                     docs.append((cid, ic.tokens, rows))
                     copy.write_row(
                         (
@@ -567,9 +621,11 @@ class PostgresStore:
                             ),
                             json.dumps(list(ic.vector_keys)),
                             len(ic.tokens),
-                            _text_vector(own),
                         )
                     )
+            with conn.cursor().copy("COPY chunk_vectors (chunk_id, embedding) FROM STDIN") as copy:
+                for pair in chunk_vectors:
+                    copy.write_row(pair)
             with conn.cursor().copy(
                 "COPY sentences (chunk_id, ord, length, embedding) FROM STDIN"
             ) as copy:
@@ -600,7 +656,7 @@ class PostgresStore:
             )
 
     def remove_source(self, path: str) -> bool:
-        with self._tx() as conn:
+        with self._write() as conn:
             row = conn.execute(
                 "SELECT id FROM sources WHERE path = %s FOR UPDATE", (path,)
             ).fetchone()
@@ -648,8 +704,17 @@ class PostgresStore:
         """Nothing to do: every committed file is searchable at once."""
 
     def optimize(self) -> None:
+        with self._write() as conn:
+            conn.execute("DELETE FROM term_stats WHERE df <= 0")
         with self._conn() as conn:
-            for table in ("sources", "chunks", "sentences", "postings", "sentence_postings"):
+            for table in (
+                "sources",
+                "chunks",
+                "sentences",
+                "postings",
+                "sentence_postings",
+                "term_stats",
+            ):
                 conn.execute(f"VACUUM (ANALYZE) {table}")
 
     # retrieval
@@ -683,13 +748,6 @@ class PostgresStore:
         )
         return sql, params
 
-    def _stats(self, conn: Any, level: Level) -> tuple[int, float]:
-        row = conn.execute(
-            "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
-        ).fetchone()
-        rows = int(row["rows"])
-        return rows, (float(row["total_length"]) / rows if rows else 0.0)
-
     def search_lexical(
         self,
         terms: Mapping[str, float] | Sequence[str],
@@ -710,46 +768,36 @@ class PostgresStore:
             conditions.append("p.chunk_id = ANY(%s)")
             params.append(sorted({int(i) for i in within}))
         extra = (" AND " + " AND ".join(conditions)) if conditions else ""
-        with self._conn() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            n, avg_len = self._stats(conn, level)
-            if n == 0:
-                return []
-            sql = f"""
-                WITH prm AS (
-                    SELECT %s::float8 AS n, %s::float8 AS k1, %s::float8 AS b, %s::float8 AS avg
-                ), q AS (
-                    SELECT t.term, sum(t.w) AS w
-                    FROM unnest(%s::text[], %s::float8[]) AS t(term, w) GROUP BY t.term
-                ), d AS (
-                    SELECT p.term, count(*) AS df FROM {table} p JOIN q USING (term)
-                    GROUP BY p.term
-                ), i AS (
-                    SELECT q.term, q.w * ln(1 + (prm.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-                    FROM q JOIN d USING (term) CROSS JOIN prm
-                ), r AS (
-                    SELECT p.chunk_id, sum(
-                        i.idf * p.tf * (prm.k1 + 1)
-                        / (p.tf + prm.k1 * (1 - prm.b + prm.b * p.length / prm.avg))
-                    ) AS score
-                    FROM {table} p JOIN i USING (term) CROSS JOIN prm
-                    WHERE true{extra}
-                    GROUP BY {row_key}
-                )
-                SELECT chunk_id, max(score) AS score FROM r GROUP BY chunk_id
-                HAVING max(score) > 0
-                ORDER BY score DESC, chunk_id LIMIT %s
-            """
-            args = [
-                n,
-                self.k1,
-                self.b,
-                max(avg_len, 1e-9),
-                list(weights),
-                list(weights.values()),
-                *params,
-                k,
-            ]
+        # one statement, so statistics, frequencies and postings come from one snapshot
+        sql = f"""
+            WITH prm AS (
+                SELECT rows::float8 AS n, %s::float8 AS k1, %s::float8 AS b,
+                    greatest(total_length::float8 / greatest(rows, 1), 1e-9) AS avg
+                FROM level_stats WHERE level = %s AND rows > 0
+            ), q AS (
+                SELECT t.term, sum(t.w) AS w
+                FROM unnest(%s::text[], %s::float8[]) AS t(term, w) GROUP BY t.term
+            ), d AS (
+                SELECT t.term, t.df FROM term_stats t JOIN q USING (term)
+                WHERE t.level = %s AND t.df > 0
+            ), i AS (
+                SELECT q.term, q.w * ln(1 + (prm.n - d.df + 0.5) / (d.df + 0.5)) AS idf
+                FROM q JOIN d USING (term) CROSS JOIN prm
+            ), r AS (
+                SELECT p.chunk_id, sum(
+                    i.idf * p.tf * (prm.k1 + 1)
+                    / (p.tf + prm.k1 * (1 - prm.b + prm.b * p.length / prm.avg))
+                ) AS score
+                FROM {table} p JOIN i USING (term) CROSS JOIN prm
+                WHERE true{extra}
+                GROUP BY {row_key}
+            )
+            SELECT chunk_id, max(score) AS score FROM r GROUP BY chunk_id
+            HAVING max(score) > 0
+            ORDER BY score DESC, chunk_id LIMIT %s
+        """
+        args = [self.k1, self.b, level, list(weights), list(weights.values()), level, *params, k]
+        with self._conn() as conn:
             rows = conn.execute(sql, args).fetchall()
         return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
 
@@ -760,7 +808,7 @@ class PostgresStore:
             return out
         with self._conn() as conn:
             for row in conn.execute(
-                "SELECT term, count(*) AS df FROM postings WHERE term = ANY(%s) GROUP BY term",
+                "SELECT term, df FROM term_stats WHERE level = 'chunk' AND term = ANY(%s)",
                 (unique,),
             ):
                 out[row["term"]] = int(row["df"])
@@ -779,51 +827,54 @@ class PostgresStore:
             return []
         q = _text_vector(vector)
         dim = self._dim
-        table, column = ("chunks", "id") if level == "chunk" else ("sentences", "chunk_id")
-        where, params = self._filter_sql(filters, f"x.{column}")
-        conditions = ["x.embedding IS NOT NULL"] + ([where] if where else [])
+        table = "chunk_vectors" if level == "chunk" else "sentences"
+        where, params = self._filter_sql(filters, "x.chunk_id")
+        conditions = ["true"] + ([where] if where else [])
         exact = within is not None
         if within is not None:
-            conditions.append(f"x.{column} = ANY(%s)")
+            conditions.append("x.chunk_id = ANY(%s)")
             params.append(sorted({int(i) for i in within}))
-        with self._conn() as conn, conn.transaction():
+        with self._conn() as conn:
             if not exact and where:
                 allowed = conn.execute(
                     f"SELECT count(*) AS n FROM {table} x WHERE " + " AND ".join(conditions),
                     params,
                 ).fetchone()["n"]
                 exact = int(allowed) <= self.exact_below
+            if level == "sentence" and not exact:
+                exact = True  # sentences have no HNSW index (they re-score candidates)
             if exact:
                 # every allowed row scored: no index, the true top k
                 distance = "x.embedding <=> %s::vector"
-                limit_rows = k if level == "chunk" else None
             else:
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, k)}")
-                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                self._hnsw_settings(conn, max(self.ef_search, k))
                 distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
-                limit_rows = k if level == "chunk" else 4 * k
             where_sql = " AND ".join(conditions)
             if level == "chunk":
+                # the index orders by distance alone; exact scans also break ties by id
+                order = "distance" if not exact else "distance, x.chunk_id"
                 sql = (
-                    f"SELECT x.id AS chunk_id, 1 - ({distance}) AS score FROM chunks x "
-                    f"WHERE {where_sql} ORDER BY {distance}, x.id LIMIT %s"
+                    f"SELECT x.chunk_id, {distance} AS distance FROM chunk_vectors x "
+                    f"WHERE {where_sql} ORDER BY {order} LIMIT %s"
                 )
-                rows = conn.execute(sql, [q, *params, q, limit_rows]).fetchall()
+                rows = conn.execute(sql, [q, *params, k]).fetchall()
             else:
-                inner = (
-                    f"SELECT x.chunk_id, 1 - ({distance}) AS score FROM sentences x "
-                    f"WHERE {where_sql}"
-                )
-                args: list[Any] = [q, *params]
-                if limit_rows is not None:
-                    inner += f" ORDER BY {distance} LIMIT %s"
-                    args += [q, limit_rows]
                 sql = (
-                    f"SELECT chunk_id, max(score) AS score FROM ({inner}) r GROUP BY chunk_id "
-                    "ORDER BY score DESC, chunk_id LIMIT %s"
+                    f"SELECT x.chunk_id, min({distance}) AS distance FROM sentences x "
+                    f"WHERE {where_sql} GROUP BY x.chunk_id ORDER BY distance, x.chunk_id "
+                    "LIMIT %s"
                 )
-                rows = conn.execute(sql, [*args, k]).fetchall()
-        return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
+                rows = conn.execute(sql, [q, *params, k]).fetchall()
+        return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
+
+    @staticmethod
+    def _hnsw_settings(conn: Any, ef_search: int) -> None:
+        """Session settings for HNSW scans, sent only when they change on this connection:
+        the candidate list size, and iterative scans so that a filter still fills the top k."""
+        if getattr(conn, "_shirabe_ef_search", None) != ef_search:
+            conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
+            conn.execute("SET hnsw.iterative_scan = strict_order")
+            conn._shirabe_ef_search = ef_search
 
     _CHUNK_SELECT = "SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id"
 
@@ -900,12 +951,10 @@ class PostgresStore:
         self._pool.close()
 
 
-def _text_vector(vector: Vector | None) -> str | None:
+def _text_vector(vector: Vector) -> str:
     """pgvector's text form, exact for float32 (COPY and parameters alike)."""
-    if vector is None:
-        return None
-    values = np.asarray(vector, dtype=np.float32)
-    return "[" + ",".join(repr(float(v)) for v in values) + "]"
+    values = np.asarray(vector, dtype=np.float32).tolist()
+    return "[" + ",".join(map(repr, values)) + "]"
 
 
 def redacted(url: str) -> str:

@@ -1,0 +1,190 @@
+"""The PostgreSQL store at scale: ingest throughput, query latency, filtered queries, one-file
+updates and HNSW recall against exact search, at 10k and 100k chunks.
+
+    python bench/postgres.py --database postgresql://… [--sizes 10000 100000]
+
+``--database`` names a server (any database on it); each size gets a database of its own,
+created and dropped here. The corpus and the random unit vectors are those of bench/scale.py, so
+the figures compare with the embedded store's: they measure the store (tokenizing, writing,
+searching), not a model. Query latency covers tokenizing, all four signals, fusion and loading
+the hits, not the query embedding. Recall@10 compares the HNSW answer of the dense search with
+the exact top 10 computed here in NumPy over every stored vector.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numpy as np
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from shirabe.access import Reader, restrict
+from shirabe.engine import Shirabe
+from shirabe.query import Query
+from shirabe.settings import Settings
+from shirabe.stores.postgres import PostgresStore
+from shirabe.stores.protocol import Filters
+
+from common import CACHE, peak_rss_mb, percentile, write_result
+from scale import QUERIES, RandomEmbedder, sentences_and_questions, write_corpus
+
+EF_SEARCH = (40, 100, 200)
+
+
+@contextmanager
+def database(server: str, keep: bool) -> Iterator[str]:
+    name = f"shirabe_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server, dbname=name)
+    finally:
+        if not keep:
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def tag_departments(url: str, share: float) -> None:
+    """Give ``share`` of the files to group "hr" and the rest to "sales" (as an access map
+    would), so filtered searches can be timed."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            """
+            UPDATE sources SET metadata = jsonb_set(metadata, '{groups}',
+                to_jsonb(CASE WHEN (id %% 100) < %s THEN '["hr"]' ELSE '["sales"]' END))
+            """,
+            (round(share * 100),),
+        )
+        conn.execute("ANALYZE sources")
+
+
+def exact_top(matrix: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> set[int]:
+    scores = matrix @ q
+    top = np.argpartition(-scores, k)[:k]
+    return {int(ids[i]) for i in top}
+
+
+def recall(store: PostgresStore, queries: list[np.ndarray], k: int = 10) -> dict[str, float]:
+    with psycopg.connect(store.url) as conn:
+        rows = conn.execute(
+            "SELECT chunk_id, embedding::text FROM chunk_vectors"
+        ).fetchall()
+    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+    matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
+    truth = [exact_top(matrix, ids, q, k) for q in queries]
+    out: dict[str, float] = {}
+    for ef in EF_SEARCH:
+        store.ef_search = ef
+        found, latencies = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            hits = store.search_dense(q, k)
+            latencies.append(time.perf_counter() - t0)
+            found.append({h.chunk_id for h in hits})
+        out[f"recall@10 ef_search={ef}"] = round(
+            float(np.mean([len(f & t) / k for f, t in zip(found, truth, strict=True)])), 4
+        )
+        out[f"dense p50 ms ef_search={ef}"] = round(1000 * percentile(latencies, 50), 1)
+    store.ef_search = 100
+    return out
+
+
+def run(
+    size: int, server: str, keep: bool, sentences: list[str], questions: list[str]
+) -> dict[str, float]:
+    work = CACHE / f"postgres-{size}"
+    corpus = work / "corpus"
+    files = write_corpus(corpus, size, sentences)
+    embedder = RandomEmbedder()
+    with database(server, keep) as url:
+        settings = Settings(home=work / "home", database_url=url, section_summaries=False)
+        shutil.rmtree(settings.home, ignore_errors=True)
+        app = Shirabe(settings, embedder=embedder)
+        started = time.perf_counter()
+        report = app.ingest([corpus])
+        build = time.perf_counter() - started
+        status = app.status()
+        store = app.store
+        assert isinstance(store, PostgresStore)
+        store.optimize()
+
+        rng = random.Random(11)
+        sample = rng.sample(questions, QUERIES)
+        vectors = [embedder.embed_query(q) for q in sample]
+        retriever = app.retriever
+        app.search("ウォームアップ", k=10)
+
+        def timed(filters: Filters | None = None) -> list[float]:
+            out = []
+            for q, v in zip(sample, vectors, strict=True):
+                t0 = time.perf_counter()
+                query = Query(
+                    q, tokenizer=app.tokenizer, embedder=embedder, vector=v, filters=filters
+                )
+                retriever.retrieve(query, 10)
+                out.append(time.perf_counter() - t0)
+            return out
+
+        latencies = timed()
+        tag_departments(url, 0.1)
+        hr = restrict(None, Reader(groups=frozenset({"hr"})))
+        narrow = timed(hr)  # 10% of the chunks: exact search among them
+        sales = restrict(None, Reader(groups=frozenset({"sales"})))
+        wide = timed(sales)  # 90%: HNSW with iterative scans
+
+        target = files[len(files) // 2]
+        target.write_text(
+            target.read_text("utf-8") + "\n## 追記\n\n変更された段落です。\n", "utf-8"
+        )
+        t0 = time.perf_counter()
+        update = app.ingest([target])
+        one_file = time.perf_counter() - t0
+        assert update.counts["updated"] == 1, update.counts
+        hits = app.search("変更された段落です", k=3)
+        assert hits and "変更された" in hits[0].chunk.text
+
+        recalls = recall(store, vectors)
+        app.close()
+    return {
+        "chunks": status.chunks,
+        "files": report.counts["added"],
+        "build_seconds": round(build, 1),
+        "ingest_chunks_per_second": round(status.chunks / build, 1),
+        "database_mb": round(status.index_bytes / 1_048_576, 0),
+        "query_p50_ms": round(1000 * percentile(latencies, 50), 1),
+        "query_p95_ms": round(1000 * percentile(latencies, 95), 1),
+        "query_10pct_readable_p50_ms": round(1000 * percentile(narrow, 50), 1),
+        "query_10pct_readable_p95_ms": round(1000 * percentile(narrow, 95), 1),
+        "query_90pct_readable_p50_ms": round(1000 * percentile(wide, 50), 1),
+        "query_90pct_readable_p95_ms": round(1000 * percentile(wide, 95), 1),
+        "update_one_file_seconds": round(one_file, 3),
+        **recalls,
+        "client_peak_rss_mb": round(peak_rss_mb(), 0),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database", required=True, help="postgresql://… of the server")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
+    args = parser.parse_args()
+    sentences, questions = sentences_and_questions()
+    results = {}
+    for size in args.sizes:
+        results[str(size)] = run(size, args.database, args.keep, sentences, questions)
+        print(f"{size:>7} chunks target: {json.dumps(results[str(size)])}", flush=True)
+    path = write_result("postgres", {"vectors": RandomEmbedder.name, "results": results})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
