@@ -1,14 +1,16 @@
 """The PostgreSQL store at scale: ingest throughput, query latency, filtered queries, one-file
 updates and HNSW recall against exact search, at 10k and 100k chunks.
 
-    python bench/postgres.py --database postgresql://… [--sizes 10000 100000]
+    python bench/postgres.py --database postgresql://… [--sizes 10000 100000] [--embedder use]
 
 ``--database`` names a server (any database on it); each size gets a database of its own,
 created and dropped here. The corpus and the random unit vectors are those of bench/scale.py, so
 the figures compare with the embedded store's: they measure the store (tokenizing, writing,
-searching), not a model. Query latency covers tokenizing, all four signals, fusion and loading
-the hits, not the query embedding. Recall@10 compares the HNSW answer of the dense search with
-the exact top 10 computed here in NumPy over every stored vector.
+searching), not a model. Random vectors are also the hardest case for HNSW (no clusters), so
+``--embedder use`` repeats the run with real vectors from the Universal Sentence Encoder. Query
+latency covers tokenizing, all four signals, fusion and loading the hits, not the query
+embedding. Recall@10 compares the HNSW answer of the dense search with the exact top 10
+computed here in NumPy over every stored vector.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from shirabe.access import Reader, restrict
+from shirabe.embedders.factory import make_embedder
+from shirabe.embedders.protocol import Embedder, Vector
 from shirabe.engine import Shirabe
 from shirabe.query import Query
 from shirabe.settings import Settings
@@ -72,7 +76,7 @@ def exact_top(matrix: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> set
     return {int(ids[i]) for i in top}
 
 
-def recall(store: PostgresStore, queries: list[np.ndarray], k: int = 10) -> dict[str, float]:
+def recall(store: PostgresStore, queries: list[Vector], k: int = 10) -> dict[str, float]:
     with psycopg.connect(store.url) as conn:
         rows = conn.execute("SELECT chunk_id, embedding::text FROM chunk_vectors").fetchall()
     ids = np.asarray([r[0] for r in rows], dtype=np.int64)
@@ -96,12 +100,16 @@ def recall(store: PostgresStore, queries: list[np.ndarray], k: int = 10) -> dict
 
 
 def run(
-    size: int, server: str, keep: bool, sentences: list[str], questions: list[str]
+    size: int,
+    server: str,
+    keep: bool,
+    sentences: list[str],
+    questions: list[str],
+    embedder: Embedder,
 ) -> dict[str, float]:
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)
-    embedder = RandomEmbedder()
     with database(server, keep) as url:
         settings = Settings(home=work / "home", database_url=url, section_summaries=False)
         shutil.rmtree(settings.home, ignore_errors=True)
@@ -174,13 +182,19 @@ def main() -> None:
     parser.add_argument("--database", required=True, help="postgresql://… of the server")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
+    parser.add_argument("--embedder", choices=["random", "use"], default="random")
     args = parser.parse_args()
+    embedder: Embedder = (
+        RandomEmbedder() if args.embedder == "random" else make_embedder(Settings(embedder="use"))
+    )
+    print(f"vectors: {embedder.name}")
     sentences, questions = sentences_and_questions()
     results = {}
     for size in args.sizes:
-        results[str(size)] = run(size, args.database, args.keep, sentences, questions)
+        results[str(size)] = run(size, args.database, args.keep, sentences, questions, embedder)
         print(f"{size:>7} chunks target: {json.dumps(results[str(size)])}", flush=True)
-    path = write_result("postgres", {"vectors": RandomEmbedder.name, "results": results})
+    name = "postgres" if args.embedder == "random" else f"postgres-{args.embedder}"
+    path = write_result(name, {"vectors": embedder.name, "results": results})
     print(f"wrote {path}")
 
 

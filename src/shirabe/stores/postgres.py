@@ -29,6 +29,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.errors import ModelMismatchError, ShirabeError
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.scoring import idf
 from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.terms import as_weights
 
@@ -832,43 +833,58 @@ class PostgresStore:
         level: Level,
         within: Sequence[int] | None,
     ) -> list[ScoredId]:
+        stats = conn.execute(
+            "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
+        ).fetchone()
+        n = int(stats["rows"])
+        if n == 0:
+            return []
+        frequencies = {
+            r["term"]: int(r["df"])
+            for r in conn.execute(
+                "SELECT term, df FROM term_stats WHERE level = %s AND term = ANY(%s) AND df > 0",
+                (level, list(weights)),
+            )
+        }
+        if not frequencies:
+            return []
+        terms = list(frequencies)
+        # the query side of BM25, once per term: weight × Lucene's idf
+        term_idf = idf(np.asarray([frequencies[t] for t in terms]), n) * np.asarray(
+            [weights[t] for t in terms]
+        )
+        avg_len = max(int(stats["total_length"]) / n, 1e-9)
         where, params, _allowed = self._filter_sql(conn, filters, "p")
         conditions = [where] if where else []
         if within is not None:
             conditions.append("p.chunk_id = ANY(%s)")
             params.append(sorted({int(i) for i in within}))
         extra = (" AND " + " AND ".join(conditions)) if conditions else ""
-        # one statement, so statistics, frequencies and postings come from one snapshot
-        sql = f"""
-            WITH prm AS (
-                SELECT rows::float8 AS n, %s::float8 AS k1, %s::float8 AS b,
-                    greatest(total_length::float8 / greatest(rows, 1), 1e-9) AS avg
-                FROM level_stats WHERE level = %s AND rows > 0
-            ), q AS (
-                SELECT t.term, sum(t.w) AS w
-                FROM unnest(%s::text[], %s::float8[]) AS t(term, w) GROUP BY t.term
-            ), d AS (
-                SELECT t.term, t.df FROM term_stats t JOIN q USING (term)
-                WHERE t.level = %s AND t.df > 0
-            ), i AS (
-                SELECT q.term, q.w * ln(1 + (prm.n - d.df + 0.5) / (d.df + 0.5)) AS idf
-                FROM q JOIN d USING (term) CROSS JOIN prm
-            ), r AS (
-                SELECT p.chunk_id, sum(
-                    i.idf * p.tf * (prm.k1 + 1)
-                    / (p.tf + prm.k1 * (1 - prm.b + prm.b * p.length / prm.avg))
-                ) AS score
-                FROM {table} p JOIN i USING (term) CROSS JOIN prm
-                WHERE true{extra}
-                GROUP BY {row_key}
+        # tf·(k1+1) / (tf + k1·(1 − b) + k1·b/avgdl · dl), summed over the query's terms
+        score = "sum(q.w * p.tf * %s / (p.tf + %s + %s * p.length))"
+        rows_sql = (
+            f"SELECT p.chunk_id, {score} AS score "
+            f"FROM unnest(%s::text[], %s::float8[]) AS q(term, w) "
+            f"JOIN {table} p ON p.term = q.term WHERE true{extra} GROUP BY {row_key}"
+        )
+        if level == "chunk":
+            sql = f"{rows_sql} ORDER BY score DESC, p.chunk_id LIMIT %s"
+        else:  # a chunk scores by its best sentence
+            sql = (
+                f"SELECT chunk_id, max(score) AS score FROM ({rows_sql}) r "
+                "GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %s"
             )
-            SELECT chunk_id, max(score) AS score FROM r GROUP BY chunk_id
-            HAVING max(score) > 0
-            ORDER BY score DESC, chunk_id LIMIT %s
-        """
-        args = [self.k1, self.b, level, list(weights), list(weights.values()), level, *params, k]
-        rows = conn.execute(sql, args).fetchall()
-        return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in rows]
+        args = [
+            self.k1 + 1,
+            self.k1 * (1 - self.b),
+            self.k1 * self.b / avg_len,
+            terms,
+            [float(x) for x in term_idf],
+            *params,
+            k,
+        ]
+        found = conn.execute(sql, args).fetchall()
+        return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         unique = list(dict.fromkeys(terms))
