@@ -22,15 +22,12 @@ import argparse
 import json
 import math
 import shutil
-import sqlite3
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.metered import MeteredEmbedder
@@ -40,6 +37,7 @@ from shirabe.records import ScoredId
 from shirabe.retrievers.hits import hits_for
 from shirabe.retrievers.hybrid import HybridRetriever
 from shirabe.settings import Settings
+from shirabe.stores.sqlite import SQLiteStore
 
 from common import CACHE, SHARED, percentile, write_result
 
@@ -130,17 +128,13 @@ def retrieval_metrics(rankings: Sequence[Sequence[str]], gold: Sequence[str]) ->
     return out
 
 
-def seed_embeddings(sqlite_path: Path, app: Shirabe) -> int:
+def seed_embeddings(home: Path, app: Shirabe) -> int:
     """Copy an embedded index's embedding cache into ``app``'s store (put_embeddings)."""
-    with sqlite3.connect(sqlite_path) as conn:
-        rows = conn.execute("SELECT model, key, vector FROM embeddings").fetchall()
-    for i in range(0, len(rows), 2000):
-        by_model: dict[str, dict[str, Any]] = {}
-        for model, key, blob in rows[i : i + 2000]:
-            by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
-        for model, vectors in by_model.items():
-            app.store.put_embeddings(model, vectors)
-    return len(rows)
+    copied = 0
+    for model, vectors in SQLiteStore.embedding_cache(home):
+        app.store.put_embeddings(model, vectors)
+        copied += len(vectors)
+    return copied
 
 
 def fmt(metrics: Mapping[str, float]) -> str:
@@ -164,7 +158,7 @@ def main() -> None:
         questions = questions[: args.limit]
     settings = Settings()
     settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
-    embedded_index = settings.home / "index.sqlite3"
+    embedded_home = settings.home
     if args.database:
         settings = settings.model_copy(
             update={"home": work / "postgres-home", "database_url": args.database}
@@ -173,9 +167,9 @@ def main() -> None:
         shutil.rmtree(settings.home, ignore_errors=True)
     embedder = MeteredEmbedder(make_embedder(settings))
     app = Shirabe(settings, embedder=embedder)
-    if args.database and embedded_index.exists():
-        seeded = seed_embeddings(embedded_index, app)
-        print(f"embedding cache seeded from {embedded_index}: {seeded} vectors")
+    if args.database and (embedded_home / "index.sqlite3").exists():
+        seeded = seed_embeddings(embedded_home, app)
+        print(f"embedding cache seeded from {embedded_home}: {seeded} vectors")
 
     started = time.perf_counter()
     report = app.ingest([corpus])

@@ -34,7 +34,7 @@ from shirabe.embedders.protocol import Embedder, Vector
 from shirabe.engine import Shirabe
 from shirabe.query import Query
 from shirabe.settings import Settings
-from shirabe.stores.postgres import PostgresStore
+from shirabe.stores.postgres import PostgresStore, temporary_database
 from shirabe.stores.protocol import Filters
 
 from common import CACHE, peak_rss_mb, percentile, write_result
@@ -44,16 +44,12 @@ EF_SEARCH = (40, 100, 200)
 
 
 @contextmanager
-def database(server: str, keep: bool) -> Iterator[str]:
+def kept(server: str) -> Iterator[str]:
+    """A new database left in place afterwards (``--keep``)."""
     name = f"shirabe_bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(server, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_conninfo(server, dbname=name)
-    finally:
-        if not keep:
-            with psycopg.connect(server, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    yield make_conninfo(server, dbname=name)
 
 
 def tag_departments(url: str, share: float) -> None:
@@ -110,7 +106,7 @@ def run(
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)
-    with database(server, keep) as url:
+    with temporary_database(server, "shirabe_bench") if not keep else kept(server) as url:
         settings = Settings(home=work / "home", database_url=url, section_summaries=False)
         shutil.rmtree(settings.home, ignore_errors=True)
         app = Shirabe(settings, embedder=embedder)

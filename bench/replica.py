@@ -20,14 +20,14 @@ import random
 import shutil
 import threading
 import time
-import uuid
 
 import psycopg
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from shirabe.engine import Shirabe
 from shirabe.query import Query
 from shirabe.settings import Settings
+from shirabe.stores.postgres import temporary_database
 
 from common import CACHE, percentile, write_result
 from scale import RandomEmbedder, sentences_and_questions, write_corpus
@@ -77,14 +77,10 @@ def main() -> None:
     work = CACHE / "replica"
     corpus = work / "corpus"
     files = write_corpus(corpus, args.chunks, sentences)
-    name = f"shirabe_replica_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(args.primary, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    primary = make_conninfo(args.primary, dbname=name)
-    replica = make_conninfo(args.replica, dbname=name)
     embedder = RandomEmbedder()
     result: dict[str, object] = {"chunks": args.chunks, "cores": os.cpu_count()}
-    try:
+    with temporary_database(args.primary, "shirabe_replica") as primary:
+        replica = make_conninfo(args.replica, dbname=str(conninfo_to_dict(primary)["dbname"]))
         for _ in range(100):  # the new database reaches the replica
             try:
                 psycopg.connect(replica).close()
@@ -135,9 +131,6 @@ def main() -> None:
         ]
         reader.close()
         writer.close()
-    finally:
-        with psycopg.connect(args.primary, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     for key, value in result.items():
         print(f"{key}: {value}")
     print(f"wrote {write_result('replica', result)}")

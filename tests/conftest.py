@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -83,31 +81,19 @@ def postgres_server() -> str:
     return url
 
 
-@contextmanager
-def fresh_database(server: str) -> Iterator[str]:
-    """A new, empty database on ``server``, dropped afterwards."""
-    import psycopg
-    from psycopg.conninfo import make_conninfo
-
-    name = f"shirabe_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield make_conninfo(server, dbname=name)
-    finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
 @pytest.fixture
 def database_url(postgres_server: str) -> Iterator[str]:
     """A new, empty database on the test server for one test."""
-    with fresh_database(postgres_server) as url:
+    from shirabe.stores.postgres import temporary_database
+
+    with temporary_database(postgres_server, "shirabe_test") as url:
         yield url
 
 
 @pytest.fixture(scope="module")
 def module_database_url(postgres_server: str) -> Iterator[str]:
     """A new, empty database on the test server for one test module."""
-    with fresh_database(postgres_server) as url:
+    from shirabe.stores.postgres import temporary_database
+
+    with temporary_database(postgres_server, "shirabe_test") as url:
         yield url

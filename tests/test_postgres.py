@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import psycopg
 import pytest
 from typer.testing import CliRunner
@@ -95,19 +93,6 @@ def test_connection_strings_are_shown_without_passwords(url: str, shown: str) ->
     assert redacted(url) == shown
 
 
-def _copy_embedding_cache(embedded: Path, target: PostgresStore) -> int:
-    """Vectors already computed for the sample corpus: the same model, so no need to embed
-    again (put_embeddings is part of the store contract)."""
-    with sqlite3.connect(embedded) as conn:
-        rows = conn.execute("SELECT model, key, vector FROM embeddings").fetchall()
-    by_model: dict[str, dict[str, np.ndarray]] = {}
-    for model, key, blob in rows:
-        by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
-    for model, vectors in by_model.items():
-        target.put_embeddings(model, vectors)
-    return len(rows)
-
-
 def test_sample_evaluation_matches_the_embedded_store(
     sample_app: Shirabe, database_url: str, tmp_path: Path
 ) -> None:
@@ -120,8 +105,13 @@ def test_sample_evaluation_matches_the_embedded_store(
     settings = Settings(home=tmp_path / "home", database_url=database_url)
     with Shirabe(settings, embedder=sample_app.embedder) as app:
         assert isinstance(app.store, PostgresStore)
-        sqlite_path = Path(sample_app.settings.home) / "index.sqlite3"
-        assert _copy_embedding_cache(sqlite_path, app.store) > 0
+        copied = runner.invoke(
+            cli,
+            ["migrate", "--database", database_url, "--embeddings-from",
+             str(sample_app.settings.home), "--json"],
+        )  # fmt: skip
+        assert copied.exit_code == 0, copied.output
+        assert json.loads(copied.output)["embeddings"] > 0
         report = app.ingest([docs])
         assert report.failures == [] and report.counts["added"] == len(
             sample_app.store.list_sources()

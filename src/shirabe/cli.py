@@ -24,7 +24,7 @@ from shirabe import evaluation
 from shirabe.access import restrict
 from shirabe.accounts import User
 from shirabe.engine import Shirabe
-from shirabe.errors import ShirabeError
+from shirabe.errors import ConfigurationError, ShirabeError
 from shirabe.generators.protocol import DoneEvent, ErrorEvent, GeneratorError, TokenEvent
 from shirabe.ingest import IngestEvent
 from shirabe.records import Answer, Citation, Hit, IngestReport, format_locator
@@ -514,6 +514,15 @@ def migrate(
             "--database", help="postgresql://… (SHIRABE_DATABASE_URL).", show_default=False
         ),
     ] = None,
+    embeddings_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--embeddings-from",
+            help="An embedded index directory whose embedding cache to copy into the database "
+            "(moving to PostgreSQL without embedding everything again).",
+            show_default=False,
+        ),
+    ] = None,
     json_out: JsonOption = False,
 ) -> None:
     """Bring the index's schema up to date: the numbered migrations not yet applied.
@@ -521,14 +530,31 @@ def migrate(
     Every command also does this when it opens the index; run it on its own before starting
     servers after an upgrade."""
     settings = _settings(index=index, database_url=database)
+    copied = 0
     with _errors():
         if settings.database_url:
-            from shirabe.stores.postgres import MIGRATIONS
+            from shirabe.stores.postgres import MIGRATIONS, PostgresStore
             from shirabe.stores.postgres import migrate as run_migrations
+            from shirabe.stores.sqlite import SQLiteStore
 
             applied = run_migrations(settings.database_url)
             latest = len(MIGRATIONS)
+            if embeddings_from is not None:
+                if not (embeddings_from / "index.sqlite3").is_file():
+                    raise ConfigurationError(f"{embeddings_from}: no index here (index.sqlite3)")
+                store = PostgresStore(settings.database_url)
+                try:
+                    for model, vectors in SQLiteStore.embedding_cache(embeddings_from):
+                        store.put_embeddings(model, vectors)
+                        copied += len(vectors)
+                finally:
+                    store.close()
         else:
+            if embeddings_from is not None:
+                raise ConfigurationError(
+                    "--embeddings-from copies into PostgreSQL: give --database or "
+                    "SHIRABE_DATABASE_URL"
+                )
             from shirabe.stores.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
             from shirabe.stores.sqlite import SQLiteStore
 
@@ -537,12 +563,14 @@ def migrate(
             latest = len(SQLITE_MIGRATIONS)
             applied = list(range(before + 1, latest + 1))
     if json_out:
-        out.print_json(json.dumps({"applied": applied, "version": latest}))
+        out.print_json(json.dumps({"applied": applied, "version": latest, "embeddings": copied}))
         return
     if applied:
         out.print(f"applied migrations {', '.join(map(str, applied))}; schema version {latest}")
     else:
         out.print(f"schema version {latest}: up to date")
+    if embeddings_from is not None:
+        out.print(f"copied {copied:,} cached embeddings from {escape(str(embeddings_from))}")
 
 
 @app.command()

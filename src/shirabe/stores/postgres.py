@@ -18,18 +18,19 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from shirabe.embedders.protocol import Vector
-from shirabe.errors import ModelMismatchError, ShirabeError
+from shirabe.errors import ShirabeError
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.scoring import idf
+from shirabe.stores.common import check_model, ingest_row, now, path_glob
 from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.terms import as_weights
 
@@ -165,10 +166,6 @@ class DatabaseError(ShirabeError):
     """The database cannot be reached or used; the message says why."""
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def glob_regex(glob: str) -> str:
     """A POSIX regular expression matching what SQLite's GLOB matches (``*``, ``?``, ``[…]``)."""
     out = ["^"]
@@ -190,11 +187,6 @@ def glob_regex(glob: str) -> str:
         i += 1
     out.append("$")
     return "".join(out)
-
-
-def _path_glob(glob: str) -> str:
-    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
-    return glob if glob.startswith(("/", "*")) else "*/" + glob
 
 
 def migrate(url: str) -> list[int]:
@@ -238,6 +230,23 @@ def migrate(url: str) -> list[int]:
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
     return applied
+
+
+@contextmanager
+def temporary_database(server: str, prefix: str = "shirabe_tmp") -> Iterator[str]:
+    """A new, empty database on the server at ``server`` (any database URL on it), dropped on
+    leaving the block: for tests and benchmarks."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server, dbname=name)
+    finally:
+        with psycopg.connect(server, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def schema_version(url: str) -> int:
@@ -369,16 +378,14 @@ class PostgresStore:
             conn.execute("LOCK TABLE shirabe_meta IN EXCLUSIVE MODE")
             stored_model = self._meta(conn, "embedding_model")
             stored_dim = self._meta(conn, "embedding_dim")
-            if stored_model is not None and stored_model != embedding_model:
-                raise ModelMismatchError(
-                    f"the database was built with embedding model {stored_model!r}, not "
-                    f"{embedding_model!r}; use another database or the same model"
-                )
-            if stored_dim is not None and int(stored_dim) != embedding_dim:
-                raise ModelMismatchError(
-                    f"the database holds {stored_dim}-dimensional vectors, "
-                    f"the embedder makes {embedding_dim}"
-                )
+            check_model(
+                "the database",
+                stored_model,
+                stored_dim,
+                embedding_model,
+                embedding_dim,
+                hint="use another database or the same model",
+            )
             stored_tokenizer = self._meta(conn, "tokenizer")
             for key, value in (
                 ("embedding_model", embedding_model),
@@ -510,7 +517,7 @@ class PostgresStore:
                 status,
                 error,
                 json.dumps(dict(source.metadata), ensure_ascii=False),
-                _now(),
+                now(),
                 json.dumps(list(source.warnings), ensure_ascii=False),
             ),
         ).fetchone()
@@ -690,7 +697,7 @@ class PostgresStore:
             updated = conn.execute(
                 "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s "
                 "WHERE path = %s",
-                (reason, _now(), source.path),
+                (reason, now(), source.path),
             )
             if updated.rowcount == 0:
                 self._upsert_source(conn, source, "failed", reason)
@@ -778,9 +785,7 @@ class PostgresStore:
         params: list[Any] = []
         if filters.path_glob:
             clauses.append("(s.path ~ %s OR s.path ~ %s)")
-            params.extend(
-                [glob_regex(filters.path_glob), glob_regex(_path_glob(filters.path_glob))]
-            )
+            params.extend([glob_regex(filters.path_glob), glob_regex(path_glob(filters.path_glob))])
         if filters.categories:
             clauses.append("s.metadata ->> 'category' = ANY(%s)")
             params.append(sorted(filters.categories))
@@ -795,7 +800,8 @@ class PostgresStore:
             "FROM sources s WHERE " + " AND ".join(clauses),
             params,
         ).fetchone()
-        sql = f"{alias}.source_id = ANY(%s)"
+        # a hashed set: a long list of files costs one lookup per row, not one per file
+        sql = f"{alias}.source_id IN (SELECT unnest(%s::bigint[]))"
         out: list[Any] = [list(row["ids"])]
         for key, value in filters.metadata.items():  # chunk-level values: checked per chunk
             sql += (
@@ -985,23 +991,11 @@ class PostgresStore:
     # bookkeeping
 
     def record_ingest(self, report: IngestReport) -> None:
-        counts = report.counts
         with self._conn() as conn:
             conn.execute(
-                """
-                INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged,
-                    failed)
-                VALUES (%s, %s, %s, %s, %s, %s, %s)
-                """,
-                (
-                    _now(),
-                    report.seconds,
-                    counts["added"],
-                    counts["updated"],
-                    counts["removed"],
-                    counts["unchanged"],
-                    counts["failed"],
-                ),
+                "INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged, "
+                "failed) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                ingest_row(report),
             )
 
     def status(self) -> IndexStatus:
@@ -1056,4 +1050,5 @@ __all__ = [
     "migrate",
     "redacted",
     "schema_version",
+    "temporary_database",
 ]

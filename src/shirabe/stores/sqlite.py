@@ -10,14 +10,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
 from shirabe.embedders.protocol import Vector
-from shirabe.errors import ModelMismatchError
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.stores.common import check_model, ingest_row, now, path_glob
 from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.stores.segments import IdArray, SegmentDoc, SegmentIndex
 
@@ -82,10 +81,6 @@ MIGRATIONS: tuple[str, ...] = (
 _BATCH = 500
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def _source_info(row: sqlite3.Row) -> SourceInfo:
     return SourceInfo(
         path=row["path"],
@@ -125,11 +120,6 @@ def _sentence_json(sentences: Sequence[Sequence[str]]) -> str:
     return json.dumps([" ".join(s) for s in sentences], ensure_ascii=False)
 
 
-def _path_glob(glob: str) -> str:
-    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
-    return glob if glob.startswith(("/", "*")) else "*/" + glob
-
-
 class SQLiteStore:
     """SQLite holds sources, chunks and the embedding cache; segments hold the search indexes.
 
@@ -147,6 +137,18 @@ class SQLiteStore:
         self._model: str | None = None
         self._dim: int | None = None
         self._migrate()
+
+    @staticmethod
+    def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
+        """The embedding cache of the index in ``home``, in batches of (model, {key: vector}),
+        for carrying it into another store without embedding again."""
+        with contextlib.closing(sqlite3.connect(home / "index.sqlite3")) as conn:
+            cursor = conn.execute("SELECT model, key, vector FROM embeddings ORDER BY model")
+            while rows := cursor.fetchmany(batch):
+                by_model: dict[str, dict[str, Vector]] = {}
+                for model, key, blob in rows:
+                    by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
+                yield from by_model.items()
 
     @staticmethod
     def schema_version(home: Path) -> int:
@@ -221,16 +223,14 @@ class SQLiteStore:
         conn = self._conn()
         stored_model = self._meta(conn, "embedding_model")
         stored_dim = self._meta(conn, "embedding_dim")
-        if stored_model is not None and stored_model != embedding_model:
-            raise ModelMismatchError(
-                f"the index in {self.home} was built with embedding model {stored_model!r}, "
-                f"not {embedding_model!r}; use another --index directory or the same model"
-            )
-        if stored_dim is not None and int(stored_dim) != embedding_dim:
-            raise ModelMismatchError(
-                f"the index in {self.home} holds {stored_dim}-dimensional vectors, "
-                f"the embedder makes {embedding_dim}"
-            )
+        check_model(
+            f"the index in {self.home}",
+            stored_model,
+            stored_dim,
+            embedding_model,
+            embedding_dim,
+            hint="use another --index directory or the same model",
+        )
         stored_tokenizer = self._meta(conn, "tokenizer")
         with self._write() as w:
             w.execute(
@@ -315,7 +315,7 @@ class SQLiteStore:
                 status,
                 error,
                 json.dumps(dict(source.metadata), ensure_ascii=False),
-                _now(),
+                now(),
                 json.dumps(list(source.warnings), ensure_ascii=False),
             ),
         )
@@ -363,7 +363,7 @@ class SQLiteStore:
                 conn.execute(
                     "UPDATE sources SET status = 'failed', error = ?, ingested_at = ? "
                     "WHERE path = ?",
-                    (reason, _now(), source.path),
+                    (reason, now(), source.path),
                 )
 
     def touch_source(self, source: SourceRecord) -> None:
@@ -515,7 +515,7 @@ class SQLiteStore:
         params: list[str] = []
         if filters.path_glob:
             clauses.append("(s.path GLOB ? OR s.path GLOB ?)")
-            params.extend([filters.path_glob, _path_glob(filters.path_glob)])
+            params.extend([filters.path_glob, path_glob(filters.path_glob)])
         for key, value in filters.metadata.items():
             clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
             params.extend([f"$.{key}", value, f"$.{key}", value])
@@ -603,22 +603,10 @@ class SQLiteStore:
     # bookkeeping
 
     def record_ingest(self, report: IngestReport) -> None:
-        counts = report.counts
-        conn = self._conn()
-        conn.execute(
-            """
-            INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged, failed)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """,
-            (
-                _now(),
-                report.seconds,
-                counts["added"],
-                counts["updated"],
-                counts["removed"],
-                counts["unchanged"],
-                counts["failed"],
-            ),
+        self._conn().execute(
+            "INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged, "
+            "failed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ingest_row(report),
         )
 
     def status(self) -> IndexStatus:

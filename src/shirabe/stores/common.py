@@ -1,0 +1,54 @@
+"""Small pieces every store shares: timestamps, folder globs, the embedding-model check, and the
+row of an ingest report."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from shirabe.errors import ModelMismatchError
+from shirabe.records import IngestReport
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def path_glob(glob: str) -> str:
+    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
+    return glob if glob.startswith(("/", "*")) else "*/" + glob
+
+
+def check_model(
+    where: str,
+    stored_model: str | None,
+    stored_dim: str | None,
+    embedding_model: str,
+    embedding_dim: int,
+    *,
+    hint: str,
+) -> None:
+    """Refuse to mix embedding models in one index; ``where`` names the index, ``hint`` the way
+    out."""
+    if stored_model is not None and stored_model != embedding_model:
+        raise ModelMismatchError(
+            f"{where} was built with embedding model {stored_model!r}, not "
+            f"{embedding_model!r}; {hint}"
+        )
+    if stored_dim is not None and int(stored_dim) != embedding_dim:
+        raise ModelMismatchError(
+            f"{where} holds {stored_dim}-dimensional vectors, the embedder makes {embedding_dim}"
+        )
+
+
+def ingest_row(report: IngestReport) -> tuple[str, float, int, int, int, int, int]:
+    """The values of one row of the ``ingests`` table."""
+    counts = report.counts
+    return (
+        now(),
+        report.seconds,
+        counts["added"],
+        counts["updated"],
+        counts["removed"],
+        counts["unchanged"],
+        counts["failed"],
+    )
