@@ -211,3 +211,17 @@ def test_merges_keep_id_ranges_disjoint_when_the_largest_is_in_the_middle(
     assert all(a[1] < b[0] for a, b in pairwise(ranges)), ranges
     idx.optimize()
     assert sorted(h.chunk_id for h in idx.search_lexical(["共通"], k=1000)) == list(range(1, 76))
+
+
+def test_a_segment_left_by_a_killed_writer_is_replaced(tmp_path: Path) -> None:
+    """A writer killed after saving a segment but before publishing the manifest leaves a
+    directory under the next name; the next writer must overwrite it, not fail."""
+    idx = SegmentIndex(tmp_path / "segments")
+    idx.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
+    counter = idx.view().manifest.counter  # type: ignore[union-attr]
+    orphan = tmp_path / "segments" / f"seg-{counter + 1:06d}"
+    build_segment(DOCS[2:], DIM).save(orphan)  # saved, never published
+    assert [h.chunk_id for h in idx.search_lexical(["障害"], k=5)] == []
+    idx.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
+    assert [h.chunk_id for h in idx.search_lexical(["経費"], k=5)] == [2]
+    assert idx.search_lexical(["障害"], k=5) == []  # the orphan's content never shows

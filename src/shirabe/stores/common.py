@@ -3,10 +3,12 @@ row of an ingest report."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 from shirabe.errors import ModelMismatchError
 from shirabe.records import IngestReport
+from shirabe.stores.protocol import SourceRecord
 
 
 def now() -> str:
@@ -38,6 +40,24 @@ def check_model(
         raise ModelMismatchError(
             f"{where} holds {stored_dim}-dimensional vectors, the embedder makes {embedding_dim}"
         )
+
+
+def source_row(
+    source: SourceRecord, status: str, error: str | None
+) -> tuple[str, str, int, float, str, str | None, str, str, str]:
+    """The values of a ``sources`` row: path, sha256, size, mtime, status, error, metadata,
+    ingested_at, warnings."""
+    return (
+        source.path,
+        source.sha256,
+        source.size,
+        source.mtime,
+        status,
+        error,
+        json.dumps(dict(source.metadata), ensure_ascii=False),
+        now(),
+        json.dumps(list(source.warnings), ensure_ascii=False),
+    )
 
 
 def ingest_row(report: IngestReport) -> tuple[str, float, int, int, int, int, int]:

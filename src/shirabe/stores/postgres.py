@@ -30,7 +30,7 @@ from shirabe.embedders.protocol import Vector
 from shirabe.errors import ShirabeError
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.scoring import idf
-from shirabe.stores.common import check_model, ingest_row, now, path_glob
+from shirabe.stores.common import check_model, ingest_row, now, path_glob, source_row
 from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.terms import as_weights
 
@@ -509,17 +509,7 @@ class PostgresStore:
                 warnings = excluded.warnings
             RETURNING id
             """,
-            (
-                source.path,
-                source.sha256,
-                source.size,
-                source.mtime,
-                status,
-                error,
-                json.dumps(dict(source.metadata), ensure_ascii=False),
-                now(),
-                json.dumps(list(source.warnings), ensure_ascii=False),
-            ),
+            source_row(source, status, error),
         ).fetchone()
         return int(row["id"])
 

@@ -251,6 +251,10 @@ class Segment:
                 arrays[f"{prefix}_{name}"] = getattr(postings, name)
         for name, array in arrays.items():
             np.save(tmp / f"{name}.npy", array, allow_pickle=False)
+        if directory.exists():
+            # left by a writer killed before it published its manifest: new names come after
+            # every name a manifest has used, so no reader can be using this one
+            shutil.rmtree(directory)
         tmp.rename(directory)
 
     @classmethod

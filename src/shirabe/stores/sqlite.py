@@ -16,7 +16,7 @@ import numpy as np
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.common import check_model, ingest_row, now, path_glob
+from shirabe.stores.common import check_model, ingest_row, now, path_glob, source_row
 from shirabe.stores.protocol import Filters, IndexedChunk, Level, SourceRecord
 from shirabe.stores.segments import IdArray, SegmentDoc, SegmentIndex
 
@@ -307,17 +307,7 @@ class SQLiteStore:
                 metadata = excluded.metadata, ingested_at = excluded.ingested_at,
                 warnings = excluded.warnings
             """,
-            (
-                source.path,
-                source.sha256,
-                source.size,
-                source.mtime,
-                status,
-                error,
-                json.dumps(dict(source.metadata), ensure_ascii=False),
-                now(),
-                json.dumps(list(source.warnings), ensure_ascii=False),
-            ),
+            source_row(source, status, error),
         )
         row = conn.execute("SELECT id FROM sources WHERE path = ?", (source.path,)).fetchone()
         return int(row[0])
