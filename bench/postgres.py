@@ -20,13 +20,9 @@ import json
 import random
 import shutil
 import time
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import numpy as np
 import psycopg
-from psycopg.conninfo import make_conninfo
 
 from shirabe.access import Reader, restrict
 from shirabe.embedders.factory import make_embedder
@@ -41,15 +37,6 @@ from common import CACHE, peak_rss_mb, percentile, write_result
 from scale import QUERIES, RandomEmbedder, sentences_and_questions, write_corpus
 
 EF_SEARCH = (40, 100, 200)
-
-
-@contextmanager
-def kept(server: str) -> Iterator[str]:
-    """A new database left in place afterwards (``--keep``)."""
-    name = f"shirabe_bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield make_conninfo(server, dbname=name)
 
 
 def tag_departments(url: str, share: float) -> None:
@@ -106,7 +93,7 @@ def run(
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)
-    with temporary_database(server, "shirabe_bench") if not keep else kept(server) as url:
+    with temporary_database(server, "shirabe_bench", keep=keep) as url:
         settings = Settings(home=work / "home", database_url=url, section_summaries=False)
         shutil.rmtree(settings.home, ignore_errors=True)
         app = Shirabe(settings, embedder=embedder)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,8 +50,6 @@ runner = CliRunner()
     ],
 )
 def test_glob_regex(glob: str, path: str, matches: bool) -> None:
-    import re
-
     assert bool(re.search(glob_regex(glob), path)) is matches
 
 

@@ -233,9 +233,11 @@ def migrate(url: str) -> list[int]:
 
 
 @contextmanager
-def temporary_database(server: str, prefix: str = "shirabe_tmp") -> Iterator[str]:
+def temporary_database(
+    server: str, prefix: str = "shirabe_tmp", *, keep: bool = False
+) -> Iterator[str]:
     """A new, empty database on the server at ``server`` (any database URL on it), dropped on
-    leaving the block: for tests and benchmarks."""
+    leaving the block unless ``keep``: for tests and benchmarks."""
     import psycopg
     from psycopg.conninfo import make_conninfo
 
@@ -245,8 +247,9 @@ def temporary_database(server: str, prefix: str = "shirabe_tmp") -> Iterator[str
     try:
         yield make_conninfo(server, dbname=name)
     finally:
-        with psycopg.connect(server, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        if not keep:
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def schema_version(url: str) -> int:
@@ -334,12 +337,11 @@ class PostgresStore:
             self._read_pool = ConnectionPool(
                 read_url, min_size=1, max_size=pool_size, configure=configure, open=True
             )
-        self._dim: int | None = None
+        # the index's model, fixed once bound: read once, not on every write or search
         with self._conn() as conn:
-            row = conn.execute("SELECT value FROM shirabe_meta WHERE key = 'embedding_dim'")
-            found = row.fetchone()
-            if found is not None:
-                self._dim = int(found["value"])
+            self._model = self._meta(conn, "embedding_model")
+            dim = self._meta(conn, "embedding_dim")
+        self._dim = None if dim is None else int(dim)
 
     # connections
 
@@ -407,7 +409,7 @@ class PostgresStore:
             )
             # sentence vectors are scored exactly, among the chunks the other signals found
             has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
-        self._dim = embedding_dim
+        self._model, self._dim = embedding_model, embedding_dim
         if stored_tokenizer != tokenizer and has_chunks:
             log.warning("tokenizer changed (%s → %s)", stored_tokenizer, tokenizer)
             return True
@@ -429,7 +431,9 @@ class PostgresStore:
     def _retokenize_chunk(
         self, conn: Any, cid: int, tokens: Sequence[str], sentences: Sequence[Sequence[str]]
     ) -> None:
-        old = conn.execute("SELECT length FROM chunks WHERE id = %s FOR UPDATE", (cid,)).fetchone()
+        old = conn.execute(
+            "SELECT length, source_id FROM chunks WHERE id = %s FOR UPDATE", (cid,)
+        ).fetchone()
         if old is None:
             return
         stored = conn.execute(
@@ -462,8 +466,7 @@ class PostgresStore:
                 cid,
             ),
         )
-        source_id = conn.execute("SELECT source_id FROM chunks WHERE id = %s", (cid,)).fetchone()
-        self._copy_postings(conn, int(source_id["source_id"]), [(cid, tokens, rows)])
+        self._copy_postings(conn, int(old["source_id"]), [(cid, tokens, rows)])
         self._adjust_stats(
             conn,
             chunk=(0, len(tokens) - int(old["length"])),
@@ -516,25 +519,19 @@ class PostgresStore:
     def _drop_chunks(self, conn: Any, source_id: int) -> None:
         """Delete a file's chunks (postings and sentences go with them) and their statistics."""
         old = conn.execute(
-            "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM chunks "
+            "SELECT id, length FROM chunks WHERE source_id = %s", (source_id,)
+        ).fetchall()
+        old_sentences = conn.execute(
+            "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM sentences "
             "WHERE source_id = %s",
             (source_id,),
         ).fetchone()
-        old_sentences = conn.execute(
-            "SELECT count(*) AS n, coalesce(sum(s.length), 0) AS total FROM sentences s "
-            "JOIN chunks c ON c.id = s.chunk_id WHERE c.source_id = %s",
-            (source_id,),
-        ).fetchone()
-        ids = [
-            int(r["id"])
-            for r in conn.execute("SELECT id FROM chunks WHERE source_id = %s", (source_id,))
-        ]
-        self._drop_postings(conn, ids)
+        self._drop_postings(conn, [int(r["id"]) for r in old])
         conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
         conn.execute("UPDATE sources SET chunk_count = 0 WHERE id = %s", (source_id,))
         self._adjust_stats(
             conn,
-            chunk=(-int(old["n"]), -int(old["total"])),
+            chunk=(-len(old), -sum(int(r["length"]) for r in old)),
             sentence=(-int(old_sentences["n"]), -int(old_sentences["total"])),
         )
 
@@ -598,7 +595,7 @@ class PostgresStore:
             )
 
     def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
-        model = self._model()
+        model = self._model
         keys = [k for ic in chunks for k in ic.vector_keys]
         vectors = self.get_embeddings(model, keys) if model else {}
         with self._write() as conn:
@@ -712,10 +709,6 @@ class PostgresStore:
 
     # embedding cache
 
-    def _model(self) -> str | None:
-        with self._conn() as conn:
-            return self._meta(conn, "embedding_model")
-
     def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
         found: dict[str, Vector] = {}
         unique = list(dict.fromkeys(keys))
@@ -813,10 +806,8 @@ class PostgresStore:
         weights = as_weights(terms)
         if not weights or k <= 0 or (within is not None and not within):
             return []
-        table = "postings" if level == "chunk" else "sentence_postings"
-        row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
         with self._search() as conn:
-            return self._lexical(conn, weights, k, filters, table, row_key, level, within)
+            return self._lexical(conn, weights, k, filters, level, within)
 
     def _lexical(
         self,
@@ -824,11 +815,11 @@ class PostgresStore:
         weights: Mapping[str, float],
         k: int,
         filters: Filters | None,
-        table: str,
-        row_key: str,
         level: Level,
         within: Sequence[int] | None,
     ) -> list[ScoredId]:
+        table = "postings" if level == "chunk" else "sentence_postings"
+        row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
         stats = conn.execute(
             "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
         ).fetchone()
