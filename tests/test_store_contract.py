@@ -196,6 +196,24 @@ def test_statistics_follow_deletes(store: Store) -> None:
     assert [h.score for h in after] == pytest.approx([float(expected[0])] * 2, rel=1e-6)
 
 
+def test_retokenizing_replaces_every_term(store: Store) -> None:
+    put_file(store, "/d/a.md", ["給与 支払日。 賞与 6月。", "経費 精算"])
+    assert store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="prefixed") is True
+    store.retokenize(
+        lambda c: (
+            ["x" + t for t in c.text.replace("。", " ").split()],
+            [["x" + t for t in p.split()] for p in c.text.split("。") if p.strip()],
+        )
+    )
+    store.refresh()
+    assert store.search_lexical(["賞与"], 5) == []
+    assert texts(store, store.search_lexical(["x賞与"], 5)) == ["給与 支払日。 賞与 6月。"]
+    assert texts(store, store.search_lexical(["x賞与"], 5, level="sentence")) == [
+        "給与 支払日。 賞与 6月。"
+    ]
+    assert store.document_frequencies(["x経費", "経費"]) == {"x経費": 1, "経費": 0}
+
+
 def test_binding_refuses_another_model(store: Store) -> None:
     with pytest.raises(ModelMismatchError):
         store.bind(embedding_model="other", embedding_dim=DIM, tokenizer="split")
