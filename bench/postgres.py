@@ -24,14 +24,14 @@ import time
 import numpy as np
 import psycopg
 
-from shirabe.access import Reader, restrict
-from shirabe.embedders.factory import make_embedder
+from shirabe.access.map import Reader, restrict
 from shirabe.embedders.protocol import Embedder, Vector
+from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.query import Query
+from shirabe.records import Filters
+from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
-from shirabe.stores.postgres import PostgresStore, temporary_database
-from shirabe.stores.protocol import Filters
+from shirabe.stores.postgres.store import PostgresStore, temporary_database
 
 from common import CACHE, peak_rss_mb, percentile, write_result
 from scale import QUERIES, RandomEmbedder, sentences_and_questions, write_corpus

@@ -22,8 +22,8 @@ import shutil
 import numpy as np
 
 from jsquad import DEFAULT_FILE, write_corpus
+from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.engine import Shirabe
-from shirabe.generators.extractive import ExtractiveGenerator
 from shirabe.settings import Settings
 
 from common import CACHE, write_result

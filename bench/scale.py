@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from shirabe.embedders.factory import make_embedder
 from shirabe.embedders.protocol import Embedder, Matrix, Vector
+from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.query import Query
-from shirabe.sentences import split_sentences
+from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
+from shirabe.text.sentences import split_sentences
 
 from common import CACHE, SHARED, peak_rss_mb, percentile, write_result
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from jsquad import DEFAULT_FILE, cached_index, fmt, nfkc, paragraph_ranking, retrieval_metrics
+from shirabe.answering.registry import make_chat
 from shirabe.engine import Shirabe
-from shirabe.generators.factory import make_chat
-from shirabe.understanding import ModelUnderstanding, RuleUnderstanding
+from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding
 
 from common import percentile, write_result
 

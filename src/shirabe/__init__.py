@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from shirabe.engine import Shirabe
-    from shirabe.records import Answer, Chunk, Citation, Document, Hit, IngestReport, Part
+    from shirabe.records import Answer, Chunk, Citation, Document, Filters, Hit, IngestReport, Part
     from shirabe.settings import Settings
-    from shirabe.stores.protocol import Filters
 
 __all__ = [
     "Answer",
@@ -26,10 +25,18 @@ __all__ = [
 _HOMES = {
     "Shirabe": "shirabe.engine",
     "Settings": "shirabe.settings",
-    "Filters": "shirabe.stores.protocol",
     **{
         name: "shirabe.records"
-        for name in ("Answer", "Chunk", "Citation", "Document", "Hit", "IngestReport", "Part")
+        for name in (
+            "Answer",
+            "Chunk",
+            "Citation",
+            "Document",
+            "Filters",
+            "Hit",
+            "IngestReport",
+            "Part",
+        )
     },
 }
 

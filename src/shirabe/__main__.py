@@ -1,3 +1,3 @@
-from shirabe.cli import main
+from shirabe.cli.app import main
 
 main()

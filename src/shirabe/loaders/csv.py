@@ -1,14 +1,14 @@
 """Loader for delimited text (``.csv``, ``.tsv``): one record per data row.
 
 The encoding is detected on the first 64 KiB (BOMs, UTF-8, CP932 — a superset of Shift_JIS
-that also decodes 髙 and other vendor kanji —, EUC-JP, UTF-16) by :mod:`shirabe.encoding`, then
+that also decodes 髙 and other vendor kanji —, EUC-JP, UTF-16) by :mod:`shirabe.text.encoding`, then
 the file is decoded as a stream; if a later byte contradicts the guess, the whole file is
 decoded once with full detection instead. The delimiter of ``.tsv`` files is the tab; for
 ``.csv`` it is sniffed among comma, tab, semicolon and pipe
-(:func:`shirabe.tabular.sniff_delimiter`). No header cell keeps a byte-order mark.
+(:func:`shirabe.loaders.tabular.sniff_delimiter`). No header cell keeps a byte-order mark.
 
 The structure (title lines above the header, key/value lines, the header row, several
-tables separated by blank lines) is found by :func:`shirabe.tabular.layout`; a file whose
+tables separated by blank lines) is found by :func:`shirabe.loaders.tabular.layout`; a file whose
 first row is already data gets column names ``列1`` … ``列n``.
 
 Parts: ``# <file name without suffix>``, ``## <title>`` for title lines, then one part per
@@ -31,10 +31,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import ClassVar, TextIO
 
-from shirabe.encoding import EncodingError, decode_bytes, detect_encoding
 from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure, report_progress
-from shirabe.records import Document, Locator, Part
-from shirabe.tabular import (
+from shirabe.loaders.tabular import (
     Cell,
     Row,
     clean_text,
@@ -45,6 +43,8 @@ from shirabe.tabular import (
     render,
     sniff_delimiter,
 )
+from shirabe.records import Document, Locator, Part
+from shirabe.text.encoding import EncodingError, decode_bytes, detect_encoding
 
 logger = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from shirabe.loaders.ooxml import check_package, meaningful_title
+from shirabe.loaders.plaintext import plain_text_to_markdown
 from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error
-from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
-from shirabe.tables import markdown_table
+from shirabe.text.markdown import markdown_table
 
 logger = logging.getLogger(__name__)
 

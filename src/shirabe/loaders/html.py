@@ -23,10 +23,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shirabe.encoding import EncodingError, decode_bytes
 from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure
 from shirabe.records import Document, Part
-from shirabe.tables import markdown_table
+from shirabe.text.encoding import EncodingError, decode_bytes
+from shirabe.text.markdown import markdown_table
 
 logger = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
-from shirabe.encoding import EncodingError, decode_bytes
+from shirabe.loaders.plaintext import plain_text_to_markdown
 from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure
-from shirabe.plaintext import plain_text_to_markdown
 from shirabe.records import Document, Part
+from shirabe.text.encoding import EncodingError, decode_bytes
 
 logger = logging.getLogger(__name__)
 

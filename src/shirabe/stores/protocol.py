@@ -4,39 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal, Protocol
 
+from shirabe.access.accounts import Database
 from shirabe.embedders.protocol import Vector
-from shirabe.records import Chunk, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 
 Level = Literal["chunk", "sentence"]
 
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Restricts retrieval before ranking; every condition given must hold.
-
-    ``path_glob``: a glob over source paths. ``metadata``: exact values. ``categories``: the
-    document's category (the top-level folder it was ingested under) is one of these.
-    ``entities``: the document mentions at least one of these official names (see
-    ``shirabe.entities``). ``groups``: the document is readable by at least one of these
-    groups (``shirabe.access``); None: no access restriction.
-    """
-
-    path_glob: str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
-    categories: frozenset[str] = frozenset()
-    entities: frozenset[str] = frozenset()
-    groups: frozenset[str] | None = None
-
-    def __bool__(self) -> bool:
-        return bool(
-            self.path_glob
-            or self.metadata
-            or self.categories
-            or self.entities
-            or self.groups is not None
-        )
+MAX_ID = 2**63 - 1
+"""Ids are 64-bit signed integers in every store."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +65,10 @@ class Store(Protocol):
         ...
 
     def get_source(self, path: str) -> SourceInfo | None: ...
+
+    def get_source_by_id(self, source_id: int) -> SourceInfo | None:
+        """The file with this id (the id the API shows), looked up by key."""
+        ...
 
     def list_sources(self, under: str | None = None) -> list[SourceInfo]: ...
 
@@ -161,3 +143,36 @@ class Store(Protocol):
     def status(self) -> IndexStatus: ...
 
     def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """What bringing a store's schema up to date did."""
+
+    applied: list[int]
+    """The numbered migrations that ran, in order."""
+    version: int
+    """The schema version now."""
+    embeddings: int = 0
+    """Cached embeddings copied in from another index."""
+
+
+class Backend(Protocol):
+    """A kind of store as the engine sees it: the index, the accounts database, migrations.
+
+    Registered under the ``shirabe.stores`` entry points as a callable taking the settings;
+    :func:`shirabe.stores.registry.make_backend` chooses one.
+    """
+
+    def open_store(self) -> Store:
+        """The index, migrated to the newest schema."""
+        ...
+
+    def open_accounts(self) -> Database:
+        """Where users and API tokens are kept."""
+        ...
+
+    def migrate(self, *, embeddings_from: Path | None = None) -> Migration:
+        """Apply the schema migrations not yet applied; with ``embeddings_from``, also copy the
+        embedding cache of the embedded index in that folder (nothing is embedded twice)."""
+        ...

@@ -1,7 +1,1 @@
-"""Tokenizers for the lexical index."""
-
-from shirabe.tokenizers.factory import make_tokenizer
-from shirabe.tokenizers.protocol import Tokenizer
-from shirabe.tokenizers.sudachi import SudachiTokenizer
-
-__all__ = ["SudachiTokenizer", "Tokenizer", "make_tokenizer"]
+"""Tokenizers for the lexical index, found through the ``shirabe.tokenizers`` entry points."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Protocol
 
-NGRAM_PREFIX: Final = "~"
-"""Terms starting with this are character n-grams, never words: ``~東京``."""
+from shirabe.text.terms import NGRAM_PREFIX
+
+__all__ = ["NGRAM_PREFIX", "Tokenizer"]
 
 
 class Tokenizer(Protocol):

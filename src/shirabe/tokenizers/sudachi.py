@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
 from functools import lru_cache
 from importlib import metadata
 from itertools import pairwise
 from typing import Any, Final, Literal
 
-from shirabe.textnorm import normalize
-from shirabe.tokenizers.protocol import NGRAM_PREFIX
+from shirabe.settings import Settings
+from shirabe.text.normalize import normalize
+from shirabe.text.terms import NGRAM_PREFIX
 
 SplitModeName = Literal["A", "B", "C"]
 
@@ -173,11 +173,6 @@ class SudachiTokenizer:
         """Index terms for one text; the same text always gives the same terms."""
         return self._tokenize(text, self._sudachi())
 
-    def tokenize_many(self, texts: Sequence[str]) -> list[list[str]]:
-        """Index terms for many texts, reusing one Sudachi tokenizer and result buffer."""
-        sudachi = self._sudachi()
-        return [self._tokenize(text, sudachi) for text in texts]
-
     def _sudachi(self) -> tuple[Any, Any]:
         """This thread's Sudachi tokenizer and reusable morpheme list."""
         state: tuple[Any, Any] | None = getattr(self._local, "state", None)
@@ -228,3 +223,8 @@ class SudachiTokenizer:
         for run in runs[next_run:]:
             tokens.extend(_id_tokens(run[2]))
         return tokens
+
+
+def from_settings(settings: Settings) -> SudachiTokenizer:
+    """The ``sudachi`` entry point of ``shirabe.tokenizers``."""
+    return SudachiTokenizer(mode=settings.sudachi_mode, bigrams=settings.bigrams)

@@ -1,0 +1,198 @@
+"""Users, their groups, and their API tokens, kept by the store: ``<home>/accounts.sqlite3`` for
+the embedded store, the database itself for PostgreSQL (so every server sees the same users).
+
+A token is shown once when it is created; only its SHA-256 is stored. Tokens are 256 random
+bits, so a fast hash is enough: nothing can be guessed from the hash that brute force over
+2^256 values would not need. Removing a user revokes their tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from shirabe.access.map import PUBLIC, Reader, check_group
+from shirabe.errors import ShirabeError
+
+TOKEN_PREFIX = "shb_"
+
+# The tables are the store's: each store backend provides a Database over its own storage
+# (shirabe.stores.embedded.accounts, shirabe.stores.postgres.accounts).
+
+Row = Mapping[str, Any]
+
+
+class Database(Protocol):
+    """Just enough of a database for accounts: statements with ``?`` placeholders."""
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]: ...
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a write in its own transaction; the number of rows it touched."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class DuplicateError(Exception):
+    """A unique key already exists."""
+
+
+class AccountError(ShirabeError):
+    """A user or token operation was refused; the message says which user or token, and why."""
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    name: str
+    groups: tuple[str, ...]
+    admin: bool = False
+    created_at: str = ""
+
+    @property
+    def reader(self) -> Reader:
+        return Reader(frozenset(self.groups), admin=self.admin)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenInfo:
+    id: int
+    user: str
+    label: str
+    created_at: str
+    last_used_at: str | None
+    revoked: bool
+
+
+def hash_token(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 64 or any(ch.isspace() for ch in name):
+        raise AccountError(f"user name {name!r} must be 1-64 characters without spaces")
+    return name
+
+
+class Accounts:
+    """The users and tokens of one shirabe home, or of one PostgreSQL database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def close(self) -> None:
+        self._db.close()
+
+    # users
+
+    @staticmethod
+    def _user(row: Row) -> User:
+        return User(
+            row["name"], tuple(json.loads(row["groups"])), bool(row["admin"]), row["created_at"]
+        )
+
+    def add_user(self, name: str, groups: Sequence[str] = (), *, admin: bool = False) -> User:
+        name = _check_name(name)
+        clean = tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
+        try:
+            self._db.change(
+                "INSERT INTO users (name, groups, admin, created_at) VALUES (?, ?, ?, ?)",
+                (name, json.dumps(clean, ensure_ascii=False), int(admin), _now()),
+            )
+        except DuplicateError:
+            raise AccountError(f"user {name!r} already exists") from None
+        return self.get_user(name)
+
+    def get_user(self, name: str) -> User:
+        rows = self._db.query("SELECT * FROM users WHERE name = ?", (name,))
+        if not rows:
+            raise AccountError(f"no user {name!r}")
+        return self._user(rows[0])
+
+    def list_users(self) -> list[User]:
+        return [self._user(r) for r in self._db.query("SELECT * FROM users ORDER BY name")]
+
+    def update_user(
+        self, name: str, *, groups: Sequence[str] | None = None, admin: bool | None = None
+    ) -> User:
+        user = self.get_user(name)
+        new_groups = (
+            user.groups
+            if groups is None
+            else tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
+        )
+        new_admin = user.admin if admin is None else admin
+        self._db.change(
+            "UPDATE users SET groups = ?, admin = ? WHERE name = ?",
+            (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name),
+        )
+        return self.get_user(name)
+
+    def remove_user(self, name: str) -> None:
+        if self._db.change("DELETE FROM users WHERE name = ?", (name,)) == 0:
+            raise AccountError(f"no user {name!r}")
+
+    # tokens
+
+    def create_token(self, user: str, label: str = "") -> tuple[TokenInfo, str]:
+        """A new token for ``user``: its record and the secret, which is never shown again."""
+        self.get_user(user)
+        secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        digest = hash_token(secret)
+        self._db.change(
+            'INSERT INTO tokens ("user", hash, label, created_at) VALUES (?, ?, ?, ?)',
+            (user, digest, label, _now()),
+        )
+        token_id = int(self._db.query("SELECT id FROM tokens WHERE hash = ?", (digest,))[0]["id"])
+        return self._token(token_id), secret
+
+    def _token(self, token_id: int) -> TokenInfo:
+        rows = self._db.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
+        if not rows:
+            raise AccountError(f"no token {token_id}")
+        row = rows[0]
+        return TokenInfo(
+            row["id"],
+            row["user"],
+            row["label"],
+            row["created_at"],
+            row["last_used_at"],
+            bool(row["revoked"]),
+        )
+
+    def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
+        sql, params = "SELECT id FROM tokens", []
+        if user is not None:
+            sql, params = sql + ' WHERE "user" = ?', [user]
+        ids = [r["id"] for r in self._db.query(sql + " ORDER BY id", params)]
+        return [self._token(i) for i in ids]
+
+    def revoke_token(self, token_id: int) -> None:
+        if self._db.change("UPDATE tokens SET revoked = 1 WHERE id = ?", (token_id,)) == 0:
+            raise AccountError(f"no token {token_id}")
+
+    def authenticate(self, secret: str) -> User | None:
+        """The user a token belongs to, or None for an unknown or revoked token."""
+        if not secret.startswith(TOKEN_PREFIX):
+            return None
+        rows = self._db.query(
+            'SELECT t.id AS token_id, u.* FROM tokens t JOIN users u ON u.name = t."user" '
+            "WHERE t.hash = ? AND t.revoked = 0",
+            (hash_token(secret),),
+        )
+        if not rows:
+            return None
+        self._db.change(
+            "UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), rows[0]["token_id"])
+        )
+        return self._user(rows[0])

@@ -1,0 +1,137 @@
+"""Which groups (departments) may read a document.
+
+An access map is YAML, path globs (relative to the folder given to ``ingest``) mapped to
+groups; the first matching glob decides, and files no glob matches get the default groups::
+
+    人事/**: [hr]
+    経理/**: [finance, executives]
+    総務/社内FAQ.md: [public]
+
+Globs: ``*`` matches within one folder level, ``**`` across levels, ``?`` one character.
+The group ``public`` is every user's: a document in it is readable by all users.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+
+from shirabe.errors import ConfigurationError
+from shirabe.records import Filters
+from shirabe.settings import read_yaml
+
+PUBLIC = "public"
+"""The group every user belongs to."""
+
+_GROUP = re.compile(r"^[\w.\-]{1,64}$")
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """A path glob as a regular expression over ``/``-separated relative paths."""
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def check_group(name: str, where: str) -> str:
+    """``name`` if it is a valid group name (letters, digits, ``_.-``, up to 64)."""
+    if not _GROUP.match(name):
+        raise ConfigurationError(
+            f"{where}: group {name!r} must be 1-64 letters, digits, '_', '.' or '-'"
+        )
+    return name
+
+
+@dataclass(frozen=True, eq=False)
+class AccessMap:
+    """Ordered (glob, groups) rules and the groups of files no rule matches."""
+
+    rules: Sequence[tuple[str, tuple[str, ...]]] = ()
+    default: tuple[str, ...] = (PUBLIC,)
+
+    @cached_property
+    def _compiled(self) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+        return [(glob_regex(glob.strip("/")), groups) for glob, groups in self.rules]
+
+    def groups_for(self, relative: str) -> tuple[str, ...]:
+        """The groups that may read the file at ``relative`` (``/``-separated)."""
+        path = relative.replace("\\", "/").strip("/")
+        for pattern, groups in self._compiled:
+            if pattern.match(path):
+                return groups
+        return self.default
+
+    @cached_property
+    def signature(self) -> str:
+        text = repr((list(self.rules), self.default))
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def parse_access_map(data: object, origin: str, default: Sequence[str]) -> AccessMap:
+    """Rules read from an access map file; errors name ``origin`` and the glob."""
+    defaults = tuple(check_group(g, f"{origin}: default groups") for g in default)
+    if data is None:
+        return AccessMap((), defaults)
+    if not isinstance(data, dict):
+        raise ConfigurationError(f"{origin}: expected a mapping of path globs to lists of groups")
+    rules: list[tuple[str, tuple[str, ...]]] = []
+    for raw_glob, value in data.items():
+        glob = str(raw_glob).strip()
+        if not glob:
+            raise ConfigurationError(f"{origin}: a rule has an empty glob")
+        listed = [value] if isinstance(value, str) else value
+        if not isinstance(listed, list) or not listed:
+            raise ConfigurationError(f"{origin}: {glob}: groups must be a non-empty list")
+        groups = tuple(check_group(str(g).strip(), f"{origin}: {glob}") for g in listed)
+        rules.append((glob, groups))
+    return AccessMap(tuple(rules), defaults)
+
+
+def load_access_map(path: Path | None, default: Sequence[str]) -> AccessMap:
+    if path is None:
+        return parse_access_map(None, "default groups", default)
+    return parse_access_map(read_yaml(path, "access map"), f"access map {path}", default)
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Who is asking: the groups they belong to (``public`` always), or everything."""
+
+    groups: frozenset[str] = field(default_factory=frozenset)
+    admin: bool = False
+
+    @property
+    def visible(self) -> frozenset[str] | None:
+        """Groups whose documents this reader may see; None: all of them."""
+        return None if self.admin else self.groups | {PUBLIC}
+
+    def may_read(self, document_groups: Sequence[str]) -> bool:
+        visible = self.visible
+        return visible is None or bool(visible.intersection(document_groups))
+
+
+def restrict(filters: Filters | None, reader: Reader | None) -> Filters | None:
+    """``filters`` narrowed to what ``reader`` may read (unchanged for admins or no reader)."""
+    if reader is None or reader.visible is None:
+        return filters
+    return replace(filters or Filters(), groups=reader.visible)

@@ -1,0 +1,244 @@
+"""Answers without a language model: the best supporting sentences, quoted with citations."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
+from shirabe.records import Answer, Chunk, Citation, Hit
+from shirabe.retrieval.query import Query
+from shirabe.stores.protocol import Store
+from shirabe.text.sentences import split_sentences
+from shirabe.text.synonyms import Synonyms
+from shirabe.text.terms import is_code
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    hit_index: int
+    order: int
+    text: str
+    lexical: float
+    dense: float | None
+    score: float = 0.0
+
+
+def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> float:
+    """Share of the query's distinct terms found in the sentence; bigrams count half."""
+    wanted = set(query_tokens)
+    if not wanted:
+        return 0.0
+    have = set(sentence_tokens)
+
+    def weight(t: str) -> float:
+        return 0.5 if t.startswith("~") else 1.0
+
+    total = sum(weight(t) for t in wanted)
+    return sum(weight(t) for t in wanted & have) / total
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
+
+
+def clean(sentence: str) -> str:
+    """A sentence as quoted in an answer: without list markers or table pipes."""
+    text = _LIST_MARKER.sub("", sentence).strip()
+    if text.startswith("|") and text.endswith("|"):
+        text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
+    return text
+
+
+def clip(text: str, limit: int) -> str:
+    """Shorten ``text`` to at most ``limit`` characters, marking the cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 1)] + "…"
+
+
+def _is_record(chunk: Chunk) -> bool:
+    """A spreadsheet or CSV row (``header: value`` lines), which answers as a whole."""
+    return "row" in chunk.locator
+
+
+def evidence(hits: Sequence[Hit]) -> float | None:
+    """How strongly retrieval supports an answer: the top hit's best sentence similarity.
+
+    Lexical scores are unbounded and depend on the query length, so refusal is decided on the
+    cosine side, which is comparable across questions. None when no cosine was computed.
+    """
+    if not hits:
+        return None
+    scores = hits[0].scores
+    for name in ("dense_sentence", "dense"):
+        if name in scores:
+            return scores[name]
+    return None
+
+
+class ExtractiveGenerator:
+    """Picks sentences by query-term coverage, sentence similarity and the hit's rank."""
+
+    name = "extractive"
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        embedder_name: str,
+        max_chars: int = 150,
+        threshold: float = 0.0,
+        unknown_term_threshold: float | None = None,
+        from_hits: int = 3,
+        lexical_weight: float = 1.0,
+        dense_weight: float = 1.0,
+        rank_weight: float = 0.5,
+    ) -> None:
+        self._store = store
+        self._embedder_name = embedder_name
+        self._max_chars = max_chars
+        self._threshold = threshold
+        self._unknown_threshold = (
+            threshold if unknown_term_threshold is None else unknown_term_threshold
+        )
+        self._from_hits = from_hits
+        self._weights = (lexical_weight, dense_weight, rank_weight)
+
+    def refuse(self, query: Query, hits: list[Hit]) -> Answer:
+        return Answer(question=query.text, text=REFUSAL_TEXT, citations=[], refused=True, hits=hits)
+
+    def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
+        found: list[tuple[int, int, str]] = []
+        for i, hit in enumerate(hits[: self._from_hits]):
+            for order, sentence in enumerate(split_sentences(hit.chunk.text)):
+                if clean(sentence) and not set(sentence) <= set("|-: "):
+                    found.append((i, order, sentence))
+        keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
+        vectors = self._store.get_embeddings(self._embedder_name, keys)
+        qvec = query.vector if vectors else None
+        out: list[Candidate] = []
+        for (i, order, sentence), key in zip(found, keys, strict=True):
+            vec = vectors.get(key)
+            dense = float(np.dot(vec, qvec)) if vec is not None and qvec is not None else None
+            out.append(
+                Candidate(
+                    i, order, sentence, coverage(query.tokens, query.tokenize(sentence)), dense
+                )
+            )
+        return out
+
+    def score(self, candidates: list[Candidate], hits: Sequence[Hit]) -> list[Candidate]:
+        if not candidates:
+            return []
+        w_lex, w_dense, w_rank = self._weights
+        dense = [c.dense for c in candidates if c.dense is not None]
+        lo, hi = (min(dense), max(dense)) if dense else (0.0, 0.0)
+        top = hits[0].score if hits and hits[0].score > 0 else 1.0
+        scored: list[Candidate] = []
+        for c in candidates:
+            d = 0.0
+            if c.dense is not None and hi > lo:
+                d = (c.dense - lo) / (hi - lo)
+            prior = max(hits[c.hit_index].score, 0.0) / top
+            total = w_lex * c.lexical + w_dense * d + w_rank * prior
+            scored.append(Candidate(c.hit_index, c.order, c.text, c.lexical, c.dense, score=total))
+        scored.sort(key=lambda c: (-c.score, c.hit_index, c.order))
+        return scored
+
+    def evidence(self, query: Query, hits: Sequence[Hit]) -> float:
+        """``evidence(hits)``, or the top chunk's cached-vector cosine if no dense retriever ran."""
+        found = evidence(hits)
+        if found is not None:
+            return found
+        if not hits:
+            return 0.0
+        key = embedding_key(chunk_embedding_text(hits[0].chunk))
+        vector = self._store.get_embeddings(self._embedder_name, [key]).get(key)
+        return 0.0 if vector is None else float(np.dot(vector, query.vector))
+
+    def unknown_codes(self, query: Query) -> list[str]:
+        """Codes in the question (INC-2024-0009, AQ-500) that no document contains. Aliases
+        of an official name (synonyms file) are known whatever the documents call it."""
+        codes = [
+            t
+            for t in dict.fromkeys(query.tokens)
+            if is_code(t) and not any(Synonyms.covers(a, t) for a in query.aliases)
+        ]
+        frequencies = self._store.document_frequencies(codes)
+        return [t for t in codes if frequencies.get(t, 0) == 0]
+
+    def should_refuse(self, query: Query, hits: Sequence[Hit]) -> bool:
+        """Weak evidence refuses; so does middling evidence when the question names a code
+        that appears nowhere in the documents (they cannot describe what they never name).
+
+        Unknown words are not used the same way: paraphrased questions are full of them.
+        """
+        if not hits:
+            return True
+        score = self.evidence(query, hits)
+        if score < self._threshold:
+            return True
+        return score < self._unknown_threshold and bool(self.unknown_codes(query))
+
+    def generate(self, query: Query, hits: list[Hit]) -> Answer:
+        if self.should_refuse(query, hits):
+            return self.refuse(query, hits)
+        ranked = self.score(self.candidates(query, hits), hits)
+        if not ranked:
+            return self.refuse(query, hits)
+        if _is_record(hits[0].chunk) and ranked[0].hit_index == 0:
+            return self._record_answer(query, hits, ranked)
+        if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
+            ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
+        marker = 3  # "[n]"
+        chosen = [ranked[0]]
+        used = min(len(ranked[0].text), self._max_chars - marker) + marker
+        for c in ranked[1:]:
+            if used + len(c.text) + marker <= self._max_chars:
+                chosen.append(c)
+                break
+        chosen.sort(key=lambda c: (c.hit_index, c.order))
+        numbers: dict[int, int] = {}
+        citations: list[Citation] = []
+        pieces: list[str] = []
+        for c in chosen:
+            if c.hit_index not in numbers:
+                numbers[c.hit_index] = len(numbers) + 1
+                citations.append(Citation.of(numbers[c.hit_index], hits[c.hit_index]))
+            label = f"[{numbers[c.hit_index]}]"
+            pieces.append(clip(clean(c.text), self._max_chars - len(label)) + label)
+        return Answer(
+            question=query.text,
+            text="".join(pieces),
+            citations=citations,
+            refused=False,
+            hits=hits,
+        )
+
+    def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
+        """A spreadsheet or CSV row answers as a record: its first field (usually the key,
+        such as 管理番号) and the best-matching fields, in row order, as ``field / field``."""
+        top = ranked[0].hit_index
+        lines = [c for c in ranked if c.hit_index == top]  # best first
+        by_order = {c.order: clean(c.text) for c in lines}
+        first = min(by_order)
+        chosen = {first}
+        used = len(by_order[first]) + 3
+        for c in lines:
+            cost = len(by_order[c.order]) + 3
+            if c.order not in chosen and used + cost <= self._max_chars:
+                chosen.add(c.order)
+                used += cost
+        text = " / ".join(by_order[o] for o in sorted(chosen))
+        citation = Citation.of(1, hits[top])
+        return Answer(
+            question=query.text,
+            text=clip(text, self._max_chars - 3) + "[1]",
+            citations=[citation],
+            refused=False,
+            hits=hits,
+        )

@@ -1,0 +1,186 @@
+"""Grounded, cited answers written by a chat model (a server over HTTP, or a GGUF in-process).
+
+Weak retrieval evidence refuses before the model is called (the same gate as the extractive
+answerer), so the model never sees a question the documents cannot answer. The passages are
+packed to a token budget measured with the model's tokenizer when it is at hand; budget left
+over goes to the neighbouring chunks of the same section.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+from shirabe.answering.prompting import (
+    CitationRewriter,
+    Neighbours,
+    Passage,
+    build_messages,
+    is_refusal,
+    pack_context,
+    widen_passages,
+)
+from shirabe.answering.protocol import (
+    CitationsEvent,
+    DoneEvent,
+    ErrorEvent,
+    GenerationEvent,
+    HitsEvent,
+    TokenEvent,
+)
+from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.errors import GeneratorError
+from shirabe.llm.protocol import ChatModel
+from shirabe.records import Answer, Hit
+from shirabe.retrieval.query import Query
+
+logger = logging.getLogger(__name__)
+
+PROMPT_MARGIN = 64
+"""Tokens kept free for the chat template's own markup around the messages."""
+
+
+class RefusalGate(Protocol):
+    """Decides from the hits alone whether the documents can answer (see ExtractiveGenerator)."""
+
+    def should_refuse(self, query: Query, hits: list[Hit]) -> bool: ...
+
+
+class LLMGenerator:
+    """Writes answers with a chat model: only from numbered passages, cited as ``[n]``."""
+
+    def __init__(
+        self,
+        chat: ChatModel,
+        *,
+        gate: RefusalGate | None = None,
+        context_tokens: int = 2000,
+        neighbours: Neighbours | None = None,
+    ) -> None:
+        self.chat = chat
+        self._gate = gate
+        self._context_tokens = context_tokens
+        self._neighbours = neighbours
+
+    def __repr__(self) -> str:
+        return f"LLMGenerator({self.chat!r})"
+
+    @property
+    def name(self) -> str:
+        return self.chat.name
+
+    def close(self) -> None:
+        self.chat.close()
+
+    # ---------------------------------------------------------------- context
+
+    def budget(self, question: str) -> int:
+        """Tokens the passages may take: the configured budget, within what the model's
+        window leaves after the rules, the question and the answer."""
+        budget = self._context_tokens
+        window = self.chat.context_window
+        if window is not None:
+            frame = sum(self.chat.count_tokens(m["content"]) for m in build_messages(question, []))
+            budget = min(budget, window - self.chat.max_tokens - frame - PROMPT_MARGIN)
+        return max(budget, 1)
+
+    def passages(self, query: Query, hits: Sequence[Hit]) -> list[Passage]:
+        """The passages the model will see, numbered from 1."""
+        budget = self.budget(query.text)
+        cost = self.chat.count_tokens
+        packed = pack_context(hits, budget, cost=cost)
+        if self._neighbours is not None:
+            packed = widen_passages(packed, budget, self._neighbours, cost=cost)
+        return packed
+
+    # ---------------------------------------------------------------- answering
+
+    def _refusal(self, query: Query, hits: list[Hit], timings: dict[str, float]) -> Answer:
+        return Answer(
+            question=query.text,
+            text=REFUSAL_TEXT,
+            citations=[],
+            refused=True,
+            hits=hits,
+            timings=timings,
+            mode=self.name,
+        )
+
+    def _gate_refuses(self, query: Query, hits: list[Hit]) -> bool:
+        if not hits:
+            return True
+        return self._gate is not None and self._gate.should_refuse(query, hits)
+
+    def _finish(
+        self,
+        query: Query,
+        hits: list[Hit],
+        rewriter: CitationRewriter,
+        text: str,
+        timings: dict[str, float],
+    ) -> Answer:
+        if is_refusal(text):
+            return self._refusal(query, hits, timings)
+        if not text.strip():
+            logger.warning("%s returned no answer text; refusing", self.name)
+            return self._refusal(query, hits, timings)
+        return Answer(
+            question=query.text,
+            text=text.strip(),
+            citations=rewriter.citations(),
+            refused=False,
+            hits=hits,
+            timings=timings,
+            mode=self.name,
+        )
+
+    def generate(self, query: Query, hits: list[Hit]) -> Answer:
+        """Refuse on weak evidence, else ask the model once and map its citations."""
+        started = time.perf_counter()
+        if self._gate_refuses(query, hits):
+            return self._refusal(query, hits, {"llm": 0.0})
+        passages = self.passages(query, hits)
+        raw = self.chat.complete(build_messages(query.text, passages))
+        rewriter = CitationRewriter(passages)
+        text = rewriter.rewrite(raw)
+        timings = {"llm": time.perf_counter() - started}
+        return self._finish(query, hits, rewriter, text, timings)
+
+    def stream(self, query: Query, hits: list[Hit]) -> Iterator[GenerationEvent]:
+        """Events: hits, then tokens as the model writes them (citation markers already
+        renumbered), then citations and the finished answer; or an error event."""
+        started = time.perf_counter()
+        yield HitsEvent(hits)
+        if self._gate_refuses(query, hits):
+            answer = self._refusal(query, hits, {"llm": 0.0})
+            yield TokenEvent(answer.text)
+            yield CitationsEvent([])
+            yield DoneEvent(answer)
+            return
+        pieces: list[str] = []
+        first: float | None = None
+        try:
+            passages = self.passages(query, hits)
+            rewriter = CitationRewriter(passages)
+            for piece in self.chat.stream(build_messages(query.text, passages)):
+                shown = rewriter.feed(piece)
+                if shown:
+                    if first is None:
+                        first = time.perf_counter() - started
+                    pieces.append(shown)
+                    yield TokenEvent(shown)
+            rest = rewriter.finish()
+            if rest:
+                pieces.append(rest)
+                yield TokenEvent(rest)
+        except GeneratorError as exc:
+            yield ErrorEvent(str(exc), exc)
+            return
+        timings = {"llm": time.perf_counter() - started}
+        if first is not None:
+            timings["first_token"] = first
+        answer = self._finish(query, hits, rewriter, "".join(pieces), timings)
+        yield CitationsEvent(answer.citations)
+        yield DoneEvent(answer)

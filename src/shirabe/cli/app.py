@@ -1,0 +1,49 @@
+"""The ``shirabe`` application: its commands, registered in the order ``--help`` lists them."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import typer
+
+from shirabe.cli import accounts, answers, evaluate, index, serve
+
+app = typer.Typer(
+    help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(index.ingest)
+app.command()(answers.ask)
+app.command()(answers.search)
+app.command()(answers.chat)
+app.command()(index.status)
+app.command()(index.migrate)
+app.command()(index.remove)
+app.command("eval")(evaluate.eval_cases)
+app.command("batch")(evaluate.batch_answer)
+app.command()(serve.serve)
+
+users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")
+users_app.command("add")(accounts.users_add)
+users_app.command("set")(accounts.users_set)
+users_app.command("list")(accounts.users_list)
+users_app.command("remove")(accounts.users_remove)
+tokens_app = typer.Typer(help="API tokens: created once, shown once, stored hashed.")
+tokens_app.command("create")(accounts.tokens_create)
+tokens_app.command("list")(accounts.tokens_list)
+tokens_app.command("revoke")(accounts.tokens_revoke)
+app.add_typer(users_app, name="users")
+app.add_typer(tokens_app, name="tokens")
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=os.environ.get("SHIRABE_LOG_LEVEL", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    app()

@@ -1,0 +1,189 @@
+"""Commands that measure and answer in bulk: eval, batch."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from shirabe.cli.options import (
+    IndexOption,
+    JsonOption,
+    ModelOptions,
+    RetrievalOptions,
+    ScopeOptions,
+    TopKOption,
+    errors,
+    make_settings,
+    require_index,
+    with_options,
+)
+from shirabe.cli.progress import batch_with_progress, eval_with_progress
+from shirabe.cli.render import display_path, err, out, print_batch, print_comparison, print_eval
+from shirabe.engine import Shirabe
+from shirabe.errors import ShirabeError
+from shirabe.evaluation import batch as batching
+from shirabe.evaluation import run as evaluation
+
+REGRESSION_EXIT = 3
+BATCH_FAILED_EXIT = 3
+INTERRUPTED_EXIT = 130
+
+
+@with_options
+def eval_cases(
+    cases_file: Annotated[
+        Path, typer.Argument(help="YAML case file, e.g. eval/sample_docs.yaml.", show_default=False)
+    ],
+    index: IndexOption = None,
+    ingest_dirs: Annotated[
+        list[Path] | None,
+        typer.Option("--ingest", help="Ingest this folder first (incremental; repeatable)."),
+    ] = None,
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the metrics as a baseline JSON file.")
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="Compare with a baseline JSON; exit code 3 when a metric drops beyond "
+            "--tolerance (latency never gates).",
+        ),
+    ] = None,
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", min=0.0, help="Allowed absolute drop per metric.")
+    ] = evaluation.DEFAULT_TOLERANCE,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    *,
+    retrieval: RetrievalOptions,
+    model: ModelOptions,
+) -> None:
+    """Score answers against a case file: retrieval hit@k and MRR of the expected source,
+    answer containment, refusal precision and recall, latency p50/p95.
+
+    Exit codes: 0 passed, 1 error, 2 invalid setting, 3 regression against --against.
+    """
+    with errors():
+        cases = evaluation.load_cases(cases_file)
+        baseline = _read_baseline(against) if against else None
+        settings = make_settings(
+            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
+        )
+        with Shirabe(settings) as shirabe:
+            if ingest_dirs:
+                report = shirabe.ingest(ingest_dirs)
+                for f in report.failures:
+                    err.print(
+                        f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}"
+                    )
+            require_index(shirabe)
+            if json_out or not out.is_terminal:
+                results = evaluation.run(shirabe, cases)
+            else:
+                results = eval_with_progress(shirabe, cases)
+            document = evaluation.report(
+                results, evaluation.run_settings(shirabe), show_path=display_path
+            )
+        if out_file is not None:
+            try:
+                out_file.write_text(
+                    json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+                )
+            except OSError as exc:
+                raise ShirabeError(f"cannot write {out_file}: {exc.strerror or exc}") from exc
+    rows = evaluation.compare(baseline, document, tolerance) if baseline else []
+    ok = evaluation.passed(rows)
+    if json_out:
+        payload = dict(document)
+        if baseline is not None:
+            payload["comparison"] = [asdict(r) for r in rows]
+            payload["newly_failing"] = evaluation.newly_failing(baseline, document)
+            payload["passed"] = ok
+        out.print_json(json.dumps(payload, ensure_ascii=False))
+    else:
+        print_eval(document, results)
+        if baseline is not None:
+            print_comparison(rows, evaluation.newly_failing(baseline, document), ok, tolerance)
+        if out_file is not None:
+            out.print(f"[dim]baseline written to {escape(str(out_file))}[/]")
+    if not ok:
+        raise typer.Exit(REGRESSION_EXIT)
+
+
+def _read_baseline(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ShirabeError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
+    except ValueError as exc:
+        raise ShirabeError(f"{path}: not valid JSON ({exc})") from exc
+    return evaluation.check_baseline(data, str(path))
+
+
+@with_options
+def batch_answer(
+    questions_file: Annotated[
+        Path,
+        typer.Argument(
+            help="CSV with a header row id,question (UTF-8, Shift_JIS or UTF-16; other "
+            "columns are ignored).",
+            show_default=False,
+        ),
+    ],
+    out_file: Annotated[
+        Path,
+        typer.Option("--out", "-o", help="Predictions CSV (id,answer,error), UTF-8 with BOM."),
+    ],
+    rationales_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rationales",
+            help="Also write the passages behind each answer (id, rank, file, page, sheet, "
+            "row, slide, heading path, score, text).",
+        ),
+    ] = None,
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    top_k: TopKOption = None,
+    *,
+    scope: ScopeOptions,
+    retrieval: RetrievalOptions,
+    model: ModelOptions,
+) -> None:
+    """Answer every question of a CSV file into a predictions CSV.
+
+    Resumable: ids already answered in --out are skipped and each answer is saved as soon as it
+    is written, so after Ctrl-C or a crash just run the same command again. A question that fails
+    (e.g. the model server is down) gets an empty answer and an error, the run goes on, and the
+    next run retries it.
+
+    Exit codes: 0 every question answered or refused, 1 error (bad input, no index), 2 invalid
+    setting, 3 some questions failed (see the error column; rerun to retry), 130 interrupted.
+    """
+    with errors():
+        questions = batching.read_questions(questions_file)
+        settings = make_settings(
+            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
+        )
+        with Shirabe(settings) as shirabe:
+            require_index(shirabe)
+            filters = scope.filters(shirabe)
+            args = (shirabe, questions, out_file, rationales_file)
+            if json_out or not out.is_terminal:
+                summary = batching.run(*args, filters=filters, show_path=display_path)
+            else:
+                summary = batch_with_progress(*args, filters=filters)
+    if json_out:
+        out.print_json(json.dumps(summary.as_dict(), ensure_ascii=False))
+    else:
+        print_batch(summary, out_file, rationales_file)
+    if summary.interrupted:
+        raise typer.Exit(INTERRUPTED_EXIT)
+    if summary.failed:
+        raise typer.Exit(BATCH_FAILED_EXIT)

@@ -1,0 +1,122 @@
+"""Commands that build and look after the index: ingest, remove, status, migrate."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings
+from shirabe.cli.progress import ingest_with_progress
+from shirabe.cli.render import display_path, err, out, print_report, report_json
+from shirabe.engine import Shirabe
+
+
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders to index.")],
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+    chunk_size: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_SIZE")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_OVERLAP")] = None,
+) -> None:
+    """Index files and folders; unchanged files are skipped, deleted ones removed."""
+    with errors():
+        settings = make_settings(index=index, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
+        with Shirabe(settings) as shirabe:
+            if json_out or not out.is_terminal:
+                report = shirabe.ingest(paths)
+            else:
+                report = ingest_with_progress(shirabe, paths)
+    if json_out:
+        out.print_json(json.dumps(report_json(report), ensure_ascii=False))
+        for f in report.failures:
+            err.print(f"failed {f.path}: {f.reason}", markup=False, highlight=False)
+    else:
+        print_report(report)
+    if report.failures:
+        raise typer.Exit(1)
+
+
+def remove(
+    path: Annotated[Path, typer.Argument(help="A file or folder to drop from the index.")],
+    index: IndexOption = None,
+) -> None:
+    """Remove a file (or every file under a folder) from the index."""
+    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+        removed = shirabe.remove(path)
+    if removed == 0:
+        err.print(f"[red]not in the index:[/] {escape(str(path))}")
+        raise typer.Exit(1)
+    out.print(f"removed {removed} file(s)")
+
+
+def status(index: IndexOption = None, json_out: JsonOption = False) -> None:
+    """Files, chunks, model, index size, last ingest and failed files."""
+    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+        info = shirabe.status()
+    if json_out:
+        out.print_json(json.dumps(asdict(info), ensure_ascii=False, default=str))
+        return
+    table = Table(show_header=False, box=None)
+    table.add_row("index", escape(info.home))
+    table.add_row("files", str(info.files))
+    table.add_row("chunks", str(info.chunks))
+    model = f"{info.embedding_model} ({info.embedding_dim} dims)" if info.embedding_model else "—"
+    table.add_row("model", escape(model))
+    table.add_row("size", f"{info.index_bytes / 1_048_576:.1f} MiB")
+    if info.last_ingest:
+        li = info.last_ingest
+        table.add_row(
+            "last ingest",
+            f"{li['finished_at']}  +{li['added']} ~{li['updated']} -{li['removed']} "
+            f"={li['unchanged']} !{li['failed']}",
+        )
+    else:
+        table.add_row("last ingest", "—")
+    table.add_row("failed", str(len(info.failed)))
+    out.print(table)
+    for f in info.failed:
+        out.print(f"  [red]✗[/] {escape(display_path(f.path))}: {escape(f.error or '')}")
+
+
+def migrate(
+    index: IndexOption = None,
+    database: Annotated[
+        str | None,
+        typer.Option(
+            "--database", help="postgresql://… (SHIRABE_DATABASE_URL).", show_default=False
+        ),
+    ] = None,
+    embeddings_from: Annotated[
+        Path | None,
+        typer.Option(
+            "--embeddings-from",
+            help="An embedded index directory whose embedding cache to copy into the database "
+            "(moving to PostgreSQL without embedding everything again).",
+            show_default=False,
+        ),
+    ] = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Bring the index's schema up to date: the numbered migrations not yet applied.
+
+    Every command also does this when it opens the index; run it on its own before starting
+    servers after an upgrade."""
+    settings = make_settings(index=index, database_url=database)
+    with errors(), Shirabe(settings) as shirabe:
+        done = shirabe.migrate(embeddings_from=embeddings_from)
+    applied, latest, copied = done.applied, done.version, done.embeddings
+    if json_out:
+        out.print_json(json.dumps({"applied": applied, "version": latest, "embeddings": copied}))
+        return
+    if applied:
+        out.print(f"applied migrations {', '.join(map(str, applied))}; schema version {latest}")
+    else:
+        out.print(f"schema version {latest}: up to date")
+    if embeddings_from is not None:
+        out.print(f"copied {copied:,} cached embeddings from {escape(str(embeddings_from))}")

@@ -1,0 +1,51 @@
+"""The ``serve`` command: the HTTP API and the web page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from shirabe.cli.options import IndexOption, ModelOptions, errors, make_settings, with_options
+from shirabe.cli.progress import ingest_with_progress
+from shirabe.cli.render import err, print_report
+from shirabe.engine import Shirabe
+
+
+@with_options
+def serve(
+    folders: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Folders to ingest first and serve (reindex ingests them again)."),
+    ] = None,
+    index: IndexOption = None,
+    host: Annotated[str | None, typer.Option("--host", help="Address (SHIRABE_HOST).")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_PORT).")] = None,
+    anonymous: Annotated[
+        str | None,
+        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_ANONYMOUS)."),
+    ] = None,
+    *,
+    model: ModelOptions,
+) -> None:
+    """Serve the HTTP API (OpenAPI at /docs)."""
+    with errors():
+        settings = make_settings(
+            index=index,
+            host=host,
+            port=port,
+            anonymous=anonymous,
+            **model.settings(),
+        )
+        import uvicorn
+
+        from shirabe.server.app import create_app
+
+        shirabe = Shirabe(settings)
+        if folders:
+            report = ingest_with_progress(shirabe, folders)
+            print_report(report)
+        api = create_app(shirabe, roots=folders or [])
+        err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
+        uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")

@@ -1,0 +1,1 @@
+"""Measuring answers: case files, metrics and baselines, and batch answering of a CSV."""

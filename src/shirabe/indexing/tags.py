@@ -1,0 +1,46 @@
+"""The tags the ingest puts on every document: its category, the official names it mentions,
+the groups that may read it, and the version of the files those came from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from shirabe.records import SourceInfo
+
+# Metadata keys the ingest adds to every document.
+CATEGORY = "category"
+"""The top-level folder below the ingested folder (``人事`` for ``docs/人事/規程.md``)."""
+ENTITIES = "entities"
+"""The official names (synonyms file) the document mentions, as a JSON list."""
+GROUPS = "groups"
+"""The groups that may read the document (access map), as a JSON list."""
+TAGS_VERSION = "tags_version"
+"""The synonyms file's and access map's signature when the document was tagged; a change
+re-tags it."""
+
+
+def category_of(path: Path, root: Path) -> str | None:
+    """The first folder of ``path`` below ``root``; None for files directly in ``root``."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 else None
+
+
+def groups_json(groups: Sequence[str]) -> str:
+    return json.dumps(list(groups), ensure_ascii=False)
+
+
+def groups_of(source: SourceInfo) -> list[str]:
+    """The groups that may read a document; none (admins only) when it has no valid tag."""
+    raw = source.metadata.get(GROUPS)
+    if raw is None:
+        return []  # tagged before access control: nobody's but admins'
+    try:
+        groups = json.loads(raw)
+    except json.JSONDecodeError:
+        return []
+    return [str(g) for g in groups] if isinstance(groups, list) else []

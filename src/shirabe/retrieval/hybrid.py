@@ -1,0 +1,95 @@
+"""Hybrid retrieval: several rankers fused into one list, optionally diversified with MMR."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+from shirabe.embedders.protocol import Embedder
+from shirabe.indexing.passages import chunk_embedding_text, embedding_key
+from shirabe.records import Hit, ScoredId
+from shirabe.retrieval.fusion import convex_fusion, mmr, reciprocal_rank_fusion, zscore_fusion
+from shirabe.retrieval.hits import hits_for
+from shirabe.retrieval.protocol import Ranker
+from shirabe.retrieval.query import Query
+from shirabe.stores.protocol import Store
+
+
+class HybridRetriever:
+    """Each ranker hands ``candidates`` ids to the fusion; the fused top ``k`` become hits."""
+
+    def __init__(
+        self,
+        store: Store,
+        rankers: Sequence[Ranker],
+        *,
+        fusion: Literal["rrf", "convex", "zscore"] = "zscore",
+        weights: Mapping[str, float] | None = None,
+        rrf_k: int = 60,
+        candidates: int = 100,
+        mmr_lambda: float | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._store = store
+        self._rankers = list(rankers)
+        self._fusion = fusion
+        self._weights = dict(weights or {})
+        self._rrf_k = rrf_k
+        self._candidates = candidates
+        self._mmr_lambda = mmr_lambda
+        self._embedder = embedder
+
+    def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
+        """Chunk-level rankers find candidates; sentence-level rankers re-score their union."""
+        n = max(k, self._candidates)
+        first = {r.name: r.rank(query, n) for r in self._rankers if r.level == "chunk"}
+        pool = sorted({s.chunk_id for ranking in first.values() for s in ranking}) or None
+        second = {
+            r.name: r.rank(query, n if pool is None else len(pool), within=pool)
+            for r in self._rankers
+            if r.level != "chunk"
+        }
+        merged = first | second
+        return {r.name: merged[r.name] for r in self._rankers}
+
+    def complete_lists(self, rankings: Mapping[str, Sequence[ScoredId]], k: int) -> frozenset[str]:
+        """Rankers that returned fewer ids than asked for, so listed every match they had."""
+        n = max(k, self._candidates)
+        pool = {s.chunk_id for r in self._rankers if r.level == "chunk" for s in rankings[r.name]}
+        asked = {r.name: n if r.level == "chunk" or not pool else len(pool) for r in self._rankers}
+        return frozenset(name for name, ranking in rankings.items() if len(ranking) < asked[name])
+
+    def fuse(
+        self, rankings: Mapping[str, Sequence[ScoredId]], k: int | None = None
+    ) -> list[tuple[int, float]]:
+        """One fused list; with ``k`` (as passed to :meth:`rankings`), short lists count as
+        complete (see :func:`shirabe.retrieval.fusion.zscore_fusion`)."""
+        pairs = {
+            name: [(s.chunk_id, s.score) for s in ranking] for name, ranking in rankings.items()
+        }
+        if self._fusion == "rrf":
+            return reciprocal_rank_fusion(pairs, k=self._rrf_k, weights=self._weights)
+        if self._fusion == "convex":
+            return convex_fusion(pairs, weights=self._weights)
+        complete = self.complete_lists(rankings, k) if k is not None else frozenset()
+        return zscore_fusion(pairs, weights=self._weights, complete=complete)
+
+    def retrieve(self, query: Query, k: int) -> list[Hit]:
+        rankings = self.rankings(query, k)
+        fused = self.fuse(rankings, k)
+        if self._mmr_lambda is None or self._embedder is None:
+            return hits_for(self._store, fused[:k], rankings)
+        pool = hits_for(self._store, fused[: max(3 * k, k)], rankings)
+        return self._diversify(pool, k)
+
+    def _diversify(self, pool: list[Hit], k: int) -> list[Hit]:
+        assert self._embedder is not None and self._mmr_lambda is not None
+        keys = [embedding_key(chunk_embedding_text(h.chunk)) for h in pool]
+        cached = self._store.get_embeddings(self._embedder.name, keys)
+        if len(cached) < len(set(keys)):
+            return pool[:k]
+        vectors = np.vstack([cached[key] for key in keys]).astype(np.float32)
+        order = mmr(vectors, [h.score for h in pool], lambda_=self._mmr_lambda, k=k)
+        return [pool[i] for i in order]

@@ -1,0 +1,56 @@
+"""A question with its terms and vector, each computed at most once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+
+from shirabe.embedders.protocol import Embedder, Vector
+from shirabe.records import Filters
+from shirabe.text.terms import query_weights
+from shirabe.tokenizers.protocol import Tokenizer
+
+
+class Query:
+    """The question as every retriever and answerer sees it."""
+
+    def __init__(
+        self,
+        text: str,
+        *,
+        tokenizer: Tokenizer,
+        embedder: Embedder,
+        filters: Filters | None = None,
+        vector: Vector | None = None,
+        expansion: Sequence[str] = (),
+        aliases: Sequence[str] = (),
+    ) -> None:
+        self.text = text
+        self.filters = filters
+        self.expansion = tuple(expansion)
+        self.aliases = tuple(aliases)
+        """Spellings of official names found in the text (normalised), see shirabe.entities."""
+        self._tokenizer = tokenizer
+        self._embedder = embedder
+        if vector is not None:
+            self.__dict__["vector"] = vector
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        """The question's terms, then those of the expansion (extra words for the lexical
+        side only: official names of aliases, extracted keywords)."""
+        tokens = self._tokenizer.tokenize(self.text)
+        for extra in self.expansion:
+            tokens.extend(self._tokenizer.tokenize(extra))
+        return tokens
+
+    @cached_property
+    def term_weights(self) -> dict[str, float]:
+        return query_weights(self.tokens)
+
+    @cached_property
+    def vector(self) -> Vector:
+        return self._embedder.embed_query(self.text)
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._tokenizer.tokenize(text)

@@ -1,0 +1,99 @@
+"""What every route needs to know, as FastAPI dependencies: the server and who is calling.
+
+Every request is made on behalf of a reader: the user of the bearer token, or an anonymous
+reader (public documents only) when anonymous access is enabled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from shirabe.access.map import Reader, restrict
+from shirabe.engine import Shirabe
+from shirabe.indexing.tags import groups_of
+from shirabe.records import Filters, SourceInfo
+from shirabe.server.errors import ApiError
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: a user, or anonymous."""
+
+    name: str | None
+    reader: Reader
+
+    @property
+    def admin(self) -> bool:
+        return self.reader.admin
+
+
+@dataclass(frozen=True)
+class Server:
+    """The engine and the folders a server was started with."""
+
+    shirabe: Shirabe
+    folders: list[Path]
+    """Folders served (``/api/reindex`` ingests them again), resolved."""
+    uploads: Path
+    """Where uploaded files are kept."""
+
+    def show(self, path: str) -> str:
+        """A stored path as callers see it: relative to a served folder, else its name."""
+        for root in (*self.folders, self.uploads):
+            try:
+                return Path(path).relative_to(root).as_posix()
+            except ValueError:
+                continue
+        return Path(path).name
+
+    def readable(self, who: Principal) -> list[SourceInfo]:
+        """The documents ``who`` may read."""
+        sources = self.shirabe.store.list_sources()
+        return [s for s in sources if who.reader.may_read(groups_of(s))]
+
+    def scope(self, who: Principal, categories: list[str] | None) -> Filters | None:
+        """Filters for a search by ``who``: the categories asked for, within what they may
+        read."""
+        filters = Filters(categories=frozenset(categories)) if categories else None
+        return restrict(filters, who.reader)
+
+
+def server(request: Request) -> Server:
+    found: Server = request.app.state.server
+    return found
+
+
+def principal(request: Request) -> Principal:
+    """The caller, from the bearer token; anonymous only where the settings allow it."""
+    shirabe = server(request).shirabe
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if header:
+        if scheme.lower() != "bearer" or not token.strip():
+            raise ApiError(401, "unauthorized", "use 'Authorization: Bearer <token>'")
+        user = shirabe.accounts.authenticate(token.strip())
+        if user is None:
+            raise ApiError(401, "unauthorized", "unknown or revoked token")
+        return Principal(user.name, user.reader)
+    anonymous = shirabe.settings.anonymous
+    host = request.client.host if request.client else ""
+    if anonymous == "on" or (anonymous == "localhost" and host in LOCAL_HOSTS):
+        return Principal(None, Reader())
+    raise ApiError(401, "unauthorized", "sign in with an API token")
+
+
+def require_admin(who: Annotated[Principal, Depends(principal)]) -> Principal:
+    if not who.admin:
+        raise ApiError(403, "forbidden", "admins only")
+    return who
+
+
+Who = Annotated[Principal, Depends(principal)]
+Admin = Annotated[Principal, Depends(require_admin)]
+ServerDep = Annotated[Server, Depends(server)]

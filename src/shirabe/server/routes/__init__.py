@@ -1,0 +1,1 @@
+"""The API by area: one router each."""

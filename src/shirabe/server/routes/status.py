@@ -1,0 +1,50 @@
+"""Liveness and the index status as the caller may see it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from shirabe.indexing.tags import CATEGORY
+from shirabe.server.deps import ServerDep, Who
+
+router = APIRouter(tags=["status"])
+
+
+class HealthResponse(BaseModel):
+    status: Literal["ok"]
+
+
+@router.get("/healthz", response_model=HealthResponse)
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@router.get("/api/status")
+def status(who: Who, server: ServerDep) -> dict[str, Any]:
+    """Index status, counted over the documents the caller may read."""
+    shirabe = server.shirabe
+    sources = server.readable(who)
+    ok = [s for s in sources if s.status == "ok"]
+    categories: dict[str, int] = {}
+    for s in ok:
+        name = s.metadata.get(CATEGORY)
+        if name:
+            categories[name] = categories.get(name, 0) + 1
+    index = shirabe.store.status()
+    return {
+        "files": len(ok),
+        "chunks": sum(s.chunks for s in ok),
+        "failed": len(sources) - len(ok),
+        "categories": [{"name": k, "files": v} for k, v in sorted(categories.items())],
+        "embedding_model": index.embedding_model,
+        "last_ingest": index.last_ingest,
+        "llm": {
+            "configured": shirabe.settings.generator != "extractive",
+            "model": shirabe.generator.name,
+        },
+        "user": who.name,
+        "admin": who.admin,
+    }

@@ -1,0 +1,66 @@
+"""The accounts database of an embedded index: ``<home>/accounts.sqlite3``."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from shirabe.access.accounts import DuplicateError, Row
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    name TEXT PRIMARY KEY,
+    groups TEXT NOT NULL,
+    admin INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tokens (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+    hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    last_used_at TEXT,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+"""
+
+
+class SQLiteDatabase:
+    """``<home>/accounts.sqlite3``: one connection per thread, WAL, safe across processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, timeout=30)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(SCHEMA)
+            self._local.conn = conn
+        return conn
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[Row]:
+        return [dict(r) for r in self._conn().execute(sql, tuple(params)).fetchall()]
+
+    def change(self, sql: str, params: Sequence[Any] = ()) -> int:
+        conn = self._conn()
+        try:
+            with conn:
+                return int(conn.execute(sql, tuple(params)).rowcount)
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateError(str(exc)) from exc
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

@@ -1,0 +1,636 @@
+"""The embedded store: SQLite (WAL) as the source of truth plus derived on-disk segments."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
+from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
+from shirabe.stores.common import check_model, ingest_row, now, path_glob, source_row
+from shirabe.stores.embedded.segments import IdArray, SegmentDoc, SegmentIndex
+from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        error TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        ingested_at TEXT NOT NULL
+    );
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        heading_path TEXT NOT NULL,
+        start_offset INTEGER NOT NULL,
+        end_offset INTEGER NOT NULL,
+        locator TEXT NOT NULL DEFAULT '{}',
+        is_summary INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        tokens TEXT NOT NULL,
+        vector_keys TEXT NOT NULL
+    );
+    CREATE INDEX chunks_by_source ON chunks(source_id);
+    CREATE TABLE embeddings (
+        model TEXT NOT NULL,
+        key TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE ingests (
+        id INTEGER PRIMARY KEY,
+        finished_at TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        added INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        removed INTEGER NOT NULL,
+        unchanged INTEGER NOT NULL,
+        failed INTEGER NOT NULL
+    );
+    INSERT INTO meta (key, value) VALUES ('generation', '0');
+    """,
+    """
+    ALTER TABLE chunks ADD COLUMN sentence_tokens TEXT NOT NULL DEFAULT '[]';
+    DELETE FROM meta WHERE key = 'tokenizer';
+    """,
+    """
+    ALTER TABLE sources ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
+    """,
+)
+
+_BATCH = 500
+
+
+def _source_info(row: sqlite3.Row) -> SourceInfo:
+    return SourceInfo(
+        path=row["path"],
+        sha256=row["sha256"],
+        size=row["size"],
+        mtime=row["mtime"],
+        status=row["status"],
+        error=row["error"],
+        chunks=row["chunks"],
+        ingested_at=row["ingested_at"],
+        warnings=tuple(json.loads(row["warnings"])),
+        metadata=json.loads(row["metadata"]),
+        id=row["id"],
+    )
+
+
+def _chunk(r: sqlite3.Row) -> Chunk:
+    return Chunk(
+        text=r["text"],
+        source=r["path"],
+        heading_path=tuple(json.loads(r["heading_path"])),
+        position=r["position"],
+        start=r["start_offset"],
+        end=r["end_offset"],
+        locator=json.loads(r["locator"]),
+        is_summary=bool(r["is_summary"]),
+        metadata=json.loads(r["metadata"]),
+        id=int(r["id"]),
+    )
+
+
+def _ids(ids: Sequence[int] | None) -> IdArray | None:
+    return None if ids is None else np.asarray(sorted(set(ids)), dtype=np.int64)
+
+
+def _sentence_json(sentences: Sequence[Sequence[str]]) -> str:
+    return json.dumps([" ".join(s) for s in sentences], ensure_ascii=False)
+
+
+class EmbeddedStore:
+    """SQLite holds sources, chunks and the embedding cache; segments hold the search indexes.
+
+    Every write bumps a generation counter in the same transaction; the segment manifest records
+    the generation it reflects, so a stale index (after a crash, or while another process
+    ingests) is detected and brought up to date by diffing chunk ids.
+    """
+
+    def __init__(self, home: Path, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.home = home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.db_path = home / "index.sqlite3"
+        self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
+        self._local = threading.local()
+        self._model: str | None = None
+        self._dim: int | None = None
+        self._migrate()
+
+    @staticmethod
+    def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
+        """The embedding cache of the index in ``home``, in batches of (model, {key: vector}),
+        for carrying it into another store without embedding again."""
+        with contextlib.closing(sqlite3.connect(home / "index.sqlite3")) as conn:
+            cursor = conn.execute("SELECT model, key, vector FROM embeddings ORDER BY model")
+            while rows := cursor.fetchmany(batch):
+                by_model: dict[str, dict[str, Vector]] = {}
+                for model, key, blob in rows:
+                    by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
+                yield from by_model.items()
+
+    @staticmethod
+    def schema_version(home: Path) -> int:
+        """The schema version of the index in ``home`` (0 when there is none yet)."""
+        path = home / "index.sqlite3"
+        if not path.exists():
+            return 0
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # connections
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction that also bumps the generation counter."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: one consistent snapshot across several statements."""
+        conn = self._conn()
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        conn = self._conn()
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in script.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {number}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            log.info("applied schema migration %d", number)
+
+    def _meta(self, conn: sqlite3.Connection, key: str) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # identity
+
+    def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
+        conn = self._conn()
+        stored_model = self._meta(conn, "embedding_model")
+        stored_dim = self._meta(conn, "embedding_dim")
+        check_model(
+            f"the index in {self.home}",
+            stored_model,
+            stored_dim,
+            embedding_model,
+            embedding_dim,
+            hint="use another --index directory or the same model",
+        )
+        stored_tokenizer = self._meta(conn, "tokenizer")
+        with self._write() as w:
+            w.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_model', ?)",
+                (embedding_model,),
+            )
+            w.execute(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_dim', ?)",
+                (str(embedding_dim),),
+            )
+            w.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,)
+            )
+        self._model, self._dim = embedding_model, embedding_dim
+        has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks)").fetchone()[0]
+        if stored_tokenizer != tokenizer and has_chunks:
+            log.warning("tokenizer changed (%s → %s)", stored_tokenizer, tokenizer)
+            return True
+        return False
+
+    def retokenize(
+        self, terms: Callable[[Chunk], tuple[Sequence[str], Sequence[Sequence[str]]]]
+    ) -> None:
+        conn = self._conn()
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+        for i in range(0, len(ids), _BATCH):
+            batch = ids[i : i + _BATCH]
+            chunks = self.get_chunks(batch)
+            rows = []
+            for cid in batch:
+                tokens, sentences = terms(chunks[cid])
+                rows.append((" ".join(tokens), _sentence_json(sentences), cid))
+            with self._write() as w:
+                w.executemany(
+                    "UPDATE chunks SET tokens = ?, sentence_tokens = ? WHERE id = ?", rows
+                )
+        self.segments.clear()
+        self.refresh()
+
+    # sources
+
+    _SOURCE_SELECT = (
+        "SELECT s.*, (SELECT COUNT(*) FROM chunks c WHERE c.source_id = s.id) AS chunks "
+        "FROM sources s"
+    )
+
+    def get_source(self, path: str) -> SourceInfo | None:
+        row = self._conn().execute(self._SOURCE_SELECT + " WHERE s.path = ?", (path,)).fetchone()
+        return None if row is None else _source_info(row)
+
+    def get_source_by_id(self, source_id: int) -> SourceInfo | None:
+        if not 0 < source_id <= MAX_ID:
+            return None  # not an id any row can have (and beyond what the database can compare)
+        row = self._conn().execute(self._SOURCE_SELECT + " WHERE s.id = ?", (source_id,)).fetchone()
+        return None if row is None else _source_info(row)
+
+    def list_sources(self, under: str | None = None) -> list[SourceInfo]:
+        conn = self._conn()
+        if under is None:
+            rows = conn.execute(self._SOURCE_SELECT + " ORDER BY s.path").fetchall()
+        else:
+            prefix = under.rstrip("/") + "/"
+            rows = conn.execute(
+                self._SOURCE_SELECT
+                + " WHERE s.path = ? OR substr(s.path, 1, ?) = ? ORDER BY s.path",
+                (under, len(prefix), prefix),
+            ).fetchall()
+        return [_source_info(r) for r in rows]
+
+    def _upsert_source(
+        self, conn: sqlite3.Connection, source: SourceRecord, status: str, error: str | None
+    ) -> int:
+        conn.execute(
+            """
+            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at,
+                warnings)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
+                mtime = excluded.mtime, status = excluded.status, error = excluded.error,
+                metadata = excluded.metadata, ingested_at = excluded.ingested_at,
+                warnings = excluded.warnings
+            """,
+            source_row(source, status, error),
+        )
+        row = conn.execute("SELECT id FROM sources WHERE path = ?", (source.path,)).fetchone()
+        return int(row[0])
+
+    def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
+        with self._write() as conn:
+            source_id = self._upsert_source(conn, source, "ok", None)
+            conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
+            conn.executemany(
+                """
+                INSERT INTO chunks (source_id, position, text, heading_path, start_offset,
+                    end_offset, locator, is_summary, metadata, tokens, vector_keys,
+                    sentence_tokens)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    (
+                        source_id,
+                        ic.chunk.position,
+                        ic.chunk.text,
+                        json.dumps(list(ic.chunk.heading_path), ensure_ascii=False),
+                        ic.chunk.start,
+                        ic.chunk.end,
+                        json.dumps(ic.chunk.locator, ensure_ascii=False),
+                        int(ic.chunk.is_summary),
+                        json.dumps(ic.chunk.metadata, ensure_ascii=False),
+                        " ".join(ic.tokens),
+                        json.dumps(list(ic.vector_keys)),
+                        _sentence_json(ic.sentence_tokens),
+                    )
+                    for ic in chunks
+                ],
+            )
+
+    def record_failure(self, source: SourceRecord, reason: str) -> None:
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT sha256, size, mtime FROM sources WHERE path = ?", (source.path,)
+            ).fetchone()
+            if row is None:
+                self._upsert_source(conn, source, "failed", reason)
+            else:
+                conn.execute(
+                    "UPDATE sources SET status = 'failed', error = ?, ingested_at = ? "
+                    "WHERE path = ?",
+                    (reason, now(), source.path),
+                )
+
+    def touch_source(self, source: SourceRecord) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE sources SET size = ?, mtime = ? WHERE path = ?",
+                (source.size, source.mtime, source.path),
+            )
+
+    def remove_source(self, path: str) -> bool:
+        with self._write() as conn:
+            cur = conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+            return cur.rowcount > 0
+
+    # embedding cache
+
+    def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
+        conn = self._conn()
+        found: dict[str, Vector] = {}
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for key, blob in conn.execute(
+                f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})",
+                (model, *batch),
+            ):
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
+                [
+                    (model, key, np.asarray(vec, dtype=np.float32).tobytes())
+                    for key, vec in vectors.items()
+                ],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # derived indexes
+
+    @contextlib.contextmanager
+    def _index_lock(self, *, wait: bool) -> Iterator[bool]:
+        lock_path = self.home / "index.lock"
+        with lock_path.open("a") as fh:
+            flags = fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB)
+            try:
+                fcntl.flock(fh.fileno(), flags)
+            except BlockingIOError:
+                yield False
+                return
+            try:
+                yield True
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+    def generation(self) -> int:
+        value = self._meta(self._conn(), "generation")
+        return int(value or 0)
+
+    def is_stale(self) -> bool:
+        return self.segments.generation != self.generation()
+
+    def refresh(self, *, wait: bool = True) -> None:
+        if not self.is_stale():
+            return
+        with self._index_lock(wait=wait) as locked:
+            if not locked:
+                log.info("another process is updating the index; searching the previous one")
+                return
+            if not self.is_stale():
+                return
+            self._reconcile()
+
+    def optimize(self) -> None:
+        with self._index_lock(wait=True):
+            self.segments.optimize()
+
+    def _reconcile(self) -> None:
+        started = time.perf_counter()
+        model, dim = self._model, self._dim
+        if model is None or dim is None:
+            conn = self._conn()
+            model = self._meta(conn, "embedding_model")
+            stored_dim = self._meta(conn, "embedding_dim")
+            if model is None or stored_dim is None:
+                return
+            dim = int(stored_dim)
+        with self._read() as conn:
+            generation = int(self._meta(conn, "generation") or 0)
+            live = np.fromiter(
+                (r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")), dtype=np.int64
+            )
+            indexed = self.segments.indexed_ids()
+            to_add = np.setdiff1d(live, indexed)
+            to_remove = np.setdiff1d(indexed, live)
+            docs = list(self._segment_docs(conn, to_add, model, dim))
+        self.segments.apply(generation=generation, dim=dim, add=docs, remove=to_remove)
+        log.info(
+            "index refreshed to generation %d: +%d −%d chunks in %.2fs",
+            generation,
+            len(to_add),
+            len(to_remove),
+            time.perf_counter() - started,
+        )
+
+    def _segment_docs(
+        self, conn: sqlite3.Connection, ids: IdArray, model: str, dim: int
+    ) -> Iterator[SegmentDoc]:
+        id_list = [int(i) for i in ids]
+        for i in range(0, len(id_list), _BATCH):
+            batch = id_list[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            rows = conn.execute(
+                "SELECT id, tokens, vector_keys, sentence_tokens FROM chunks "
+                f"WHERE id IN ({marks})",
+                batch,
+            ).fetchall()
+            keys = [json.loads(r["vector_keys"]) for r in rows]
+            vectors = self.get_embeddings(model, [k for ks in keys for k in ks])
+            for row, ks in zip(rows, keys, strict=True):
+                found = [vectors.get(k) for k in ks]
+                own = found[0] if found else None
+                if own is None:
+                    log.warning("chunk %d has no vector; it can only be found by BM25", row["id"])
+                    own = np.zeros(dim, dtype=np.float32)
+                sentences = [v for v in found[1:] if v is not None]
+                yield SegmentDoc(
+                    chunk_id=int(row["id"]),
+                    tokens=row["tokens"].split(),
+                    vector=own,
+                    sentence_tokens=[s.split() for s in json.loads(row["sentence_tokens"])],
+                    sentence_vectors=np.vstack(sentences) if sentences else None,
+                )
+
+    # retrieval
+
+    def _allowed(self, filters: Filters | None) -> IdArray | None:
+        if not filters:
+            return None
+        clauses: list[str] = []
+        params: list[str] = []
+        if filters.path_glob:
+            clauses.append("(s.path GLOB ? OR s.path GLOB ?)")
+            params.extend([filters.path_glob, path_glob(filters.path_glob)])
+        for key, value in filters.metadata.items():
+            clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
+            params.extend([f"$.{key}", value, f"$.{key}", value])
+        if filters.categories:
+            marks = ", ".join("?" * len(filters.categories))
+            clauses.append(f"json_extract(s.metadata, '$.category') IN ({marks})")
+            params.extend(sorted(filters.categories))
+        if filters.entities:
+            marks = ", ".join("?" * len(filters.entities))
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
+                f"'$.entities'), '[]')) AS e WHERE e.value IN ({marks}))"
+            )
+            params.extend(sorted(filters.entities))
+        if filters.groups is not None:  # documents without groups are nobody's (fail closed)
+            marks = ", ".join("?" * len(filters.groups)) or "NULL"
+            clauses.append(
+                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
+                f"'$.groups'), '[]')) AS g WHERE g.value IN ({marks}))"
+            )
+            params.extend(sorted(filters.groups))
+        rows = self._conn().execute(
+            "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
+            + " AND ".join(clauses),
+            params,
+        )
+        return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
+    def search_lexical(
+        self,
+        terms: Mapping[str, float] | Sequence[str],
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
+    ) -> list[ScoredId]:
+        return self.segments.search_lexical(
+            terms, k, self._allowed(filters), level=level, within=_ids(within)
+        )
+
+    def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
+        return self.segments.document_frequencies(terms)
+
+    def search_dense(
+        self,
+        vector: Vector,
+        k: int,
+        filters: Filters | None = None,
+        *,
+        level: Level = "chunk",
+        within: Sequence[int] | None = None,
+    ) -> list[ScoredId]:
+        return self.segments.search_dense(
+            vector, k, self._allowed(filters), level=level, within=_ids(within)
+        )
+
+    def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
+        conn = self._conn()
+        out: dict[int, Chunk] = {}
+        unique = list(dict.fromkeys(int(i) for i in ids))
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for r in conn.execute(
+                f"""
+                SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id
+                WHERE c.id IN ({marks})
+                """,
+                batch,
+            ):
+                out[int(r["id"])] = _chunk(r)
+        return out
+
+    def source_chunks(self, path: str) -> list[Chunk]:
+        rows = self._conn().execute(
+            """
+            SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id
+            WHERE s.path = ? ORDER BY c.is_summary DESC, c.position, c.id
+            """,
+            (path,),
+        )
+        return [_chunk(r) for r in rows]
+
+    # bookkeeping
+
+    def record_ingest(self, report: IngestReport) -> None:
+        self._conn().execute(
+            "INSERT INTO ingests (finished_at, seconds, added, updated, removed, unchanged, "
+            "failed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ingest_row(report),
+        )
+
+    def status(self) -> IndexStatus:
+        conn = self._conn()
+        files = conn.execute("SELECT COUNT(*) FROM sources WHERE status = 'ok'").fetchone()[0]
+        chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        failed = [
+            _source_info(r)
+            for r in conn.execute(
+                self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
+            )
+        ]
+        last = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+        dim = self._meta(conn, "embedding_dim")
+        size = sum(p.stat().st_size for p in self.home.rglob("*") if p.is_file())
+        return IndexStatus(
+            files=files,
+            chunks=chunks,
+            failed=failed,
+            embedding_model=self._meta(conn, "embedding_model"),
+            embedding_dim=None if dim is None else int(dim),
+            index_bytes=size,
+            last_ingest=None if last is None else dict(zip(last.keys(), tuple(last), strict=True)),
+            home=str(self.home),
+        )
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None

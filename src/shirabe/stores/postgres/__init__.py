@@ -1,0 +1,1 @@
+"""The PostgreSQL + pgvector store for teams on a server."""

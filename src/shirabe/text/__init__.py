@@ -1,0 +1,2 @@
+"""Japanese text handling with no dependency on the rest of shirabe: normalisation,
+encodings, sentences, identifiers, terms, synonyms, globs and Markdown escaping."""

@@ -1,0 +1,53 @@
+"""Pure pieces of the extractive answerer."""
+
+from __future__ import annotations
+
+import pytest
+
+from shirabe.answering.extractive import clean, clip, coverage, evidence
+from shirabe.records import Chunk, Hit
+
+
+@pytest.mark.parametrize(
+    ("query", "sentence", "expected"),
+    [
+        (["有給休暇", "申請"], ["有給休暇", "申請", "方法"], 1.0),
+        (["有給休暇", "申請"], ["申請"], 0.5),
+        (["有給休暇", "~有給"], ["有給休暇"], 1.0 / 1.5),
+        (["有給休暇", "~有給"], ["~有給"], 0.5 / 1.5),
+        ([], ["申請"], 0.0),
+    ],
+)
+def test_coverage(query: list[str], sentence: list[str], expected: float) -> None:
+    assert coverage(query, sentence) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("- 原因：証明書の期限切れ。", "原因：証明書の期限切れ。"),
+        ("1. 勤怠システムから申請する。", "勤怠システムから申請する。"),
+        ("・宿泊費は実費。", "宿泊費は実費。"),
+        ("（2）上長が承認する。", "上長が承認する。"),
+        ("| 詰め替え用 | MC-1200 | 1,200mL |", "詰め替え用 / MC-1200 / 1,200mL"),
+        ("2024年4月22日に発生した。", "2024年4月22日に発生した。"),
+    ],
+)
+def test_clean(sentence: str, expected: str) -> None:
+    assert clean(sentence) == expected
+
+
+def test_clip() -> None:
+    assert clip("短い文。", 10) == "短い文。"
+    assert clip("あいうえおかきくけこ", 5) == "あいうえ…"
+    assert len(clip("あ" * 300, 150)) == 150
+
+
+def test_evidence_is_the_top_hits_best_sentence_similarity() -> None:
+    def hit(**scores: float) -> Hit:
+        return Hit(chunk=Chunk(text="x", source="s", id=1), score=0.0, scores=scores)
+
+    assert evidence([hit(dense=0.8, dense_sentence=0.85), hit(dense_sentence=0.95)]) == 0.85
+    assert evidence([hit(dense=0.8, bm25=12.0)]) == 0.8
+    assert evidence([hit(bm25=12.0)]) is None
+    assert evidence([]) is None

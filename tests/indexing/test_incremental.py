@@ -1,0 +1,155 @@
+"""Incremental ingest with the real model: unchanged, modified, deleted, renamed, failed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shirabe.embedders.metered import MeteredEmbedder
+from shirabe.engine import Shirabe
+from shirabe.records import Filters
+
+pytestmark = pytest.mark.slow
+
+POLICY = "# 休暇規程\n\n## 申請方法\n\n有給休暇はミナモ勤怠から3営業日前までに申請する。\n"
+EXPENSE = "経費精算は発生月の翌月10日までに行う。領収書を添付すること。\n"
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode(encoding))
+    return path
+
+
+def sources(app: Shirabe) -> set[str]:
+    return {Path(s.path).name for s in app.store.list_sources() if s.status == "ok"}
+
+
+def found(app: Shirabe, query: str) -> list[str]:
+    return [h.chunk.text for h in app.search(query, k=10)]
+
+
+def test_unchanged_files_cost_nothing(
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    write(docs / "経費.txt", EXPENSE)
+    first = app.ingest([docs])
+    assert first.counts["added"] == 2
+    embedded = embedder.passages
+    assert embedded > 0
+    second = app.ingest([docs])
+    assert second.counts == {"added": 0, "updated": 0, "removed": 0, "unchanged": 2, "failed": 0}
+    assert embedder.passages == embedded
+
+
+def test_modified_file_replaces_its_chunks(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    path = write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    assert any("翌月10日" in t for t in found(app, "経費精算の期限"))
+    write(path, "経費精算は発生月の翌月15日までに行う。\n")
+    report = app.ingest([docs])
+    assert report.counts["updated"] == 1
+    texts = found(app, "経費精算の期限")
+    assert any("翌月15日" in t for t in texts)
+    assert not any("翌月10日" in t for t in texts)
+    assert app.status().chunks == len(app.store.get_chunks(range(1, 1000)))
+
+
+def test_deleted_file_leaves_the_index(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    gone = write(docs / "sub" / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    gone.unlink()
+    report = app.ingest([docs])
+    assert report.counts["removed"] == 1
+    assert sources(app) == {"休暇.md"}
+    assert not any("翌月10日" in t for t in found(app, "経費精算 翌月10日"))
+
+
+def test_rename_moves_without_reembedding(
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    old = write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    embedded = embedder.passages
+    old.rename(docs / "経費規程.txt")
+    report = app.ingest([docs])
+    assert report.counts["added"] == 1 and report.counts["removed"] == 1
+    assert embedder.passages == embedded
+    assert sources(app) == {"経費規程.txt"}
+    hits = app.search("経費精算の期限", k=3)
+    assert Path(hits[0].chunk.source).name == "経費規程.txt"
+
+
+def test_failures_are_reported_and_others_still_go_in(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    (docs / "壊れた.txt").write_bytes(b"\x00\x01\x02\xff" * 100)
+    report = app.ingest([docs])
+    assert report.counts["added"] == 1
+    [failure] = report.failures
+    assert failure.path.endswith("壊れた.txt")
+    assert failure.reason
+    status = app.status()
+    assert [Path(f.path).name for f in status.failed] == ["壊れた.txt"]
+
+
+def test_a_file_that_starts_failing_keeps_its_indexed_content(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    path = write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    path.write_bytes(b"\x00\x01\x02\xff" * 100)
+    report = app.ingest([docs])
+    assert report.counts["failed"] == 1
+    assert any("翌月10日" in t for t in found(app, "経費精算の期限"))
+
+
+def test_skips_hidden_lock_and_temp_files_and_symlink_loops(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    write(docs / ".hidden.md", POLICY)
+    write(docs / "~$休暇.md", POLICY)
+    write(docs / "休暇.md~", POLICY)
+    write(docs / ".git" / "x.md", POLICY)
+    (docs / "loop").symlink_to(docs, target_is_directory=True)
+    report = app.ingest([docs])
+    assert [Path(f.path).name for f in report.files] == ["休暇.md"]
+
+
+def test_encodings_are_detected(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "sjis.txt", "経費精算は翌月10日まで。\r\n", "cp932")
+    write(docs / "euc.txt", "有給休暇は3営業日前までに申請する。\n", "euc_jp")
+    write(docs / "bom.md", "\ufeff# 規程\n\n本文です。\n", "utf-8")
+    report = app.ingest([docs])
+    assert report.counts["added"] == 3
+    chunks = app.store.get_chunks(range(1, 100)).values()
+    assert all("\ufeff" not in c.text and "\r" not in c.text for c in chunks)
+    assert any("翌月10日" in c.text for c in chunks)
+    assert any("営業日" in c.text for c in chunks)
+
+
+def test_remove_command_drops_a_file(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    assert app.remove(docs / "経費.txt") == 1
+    assert sources(app) == {"休暇.md"}
+    assert app.remove(docs / "nothing.txt") == 0
+
+
+def test_front_matter_metadata_filters_retrieval(app: Shirabe, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "hr.md", "---\ndepartment: 人事\n---\n" + POLICY)
+    write(docs / "acc.md", "---\ndepartment: 経理\n---\n# 経費\n\n" + EXPENSE)
+    app.ingest([docs])
+    hits = app.search("申請", k=5, filters=Filters(metadata={"department": "経理"}))
+    assert hits
+    assert {Path(h.chunk.source).name for h in hits} == {"acc.md"}

@@ -1,0 +1,375 @@
+"""The OpenAI-compatible answerer against scripted HTTP responses (no server needed)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+
+import httpx
+import numpy as np
+import pytest
+
+from shirabe.answering.llm import LLMGenerator
+from shirabe.answering.protocol import CitationsEvent, DoneEvent, ErrorEvent, HitsEvent, TokenEvent
+from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.answering.registry import llm_config, make_generator
+from shirabe.embedders.protocol import Matrix, Vector
+from shirabe.errors import GeneratorError
+from shirabe.llm.openai import (
+    LLMConfig,
+    OpenAIChat,
+    delta_text,
+    sse_data,
+)
+from shirabe.records import Chunk, Hit
+from shirabe.retrieval.query import Query
+from shirabe.settings import Settings
+
+KEY = "sk-test-0123456789abcdef"
+BASE = "http://model.test/v1"
+
+
+class StubTokenizer:
+    signature = "stub"
+
+    def tokenize(self, text: str) -> list[str]:
+        return list(text)
+
+
+class StubEmbedder:
+    name = "stub"
+    dim = 2
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return np.zeros((len(texts), 2), dtype=np.float32)
+
+    def embed_query(self, text: str) -> Vector:
+        return np.zeros(2, dtype=np.float32)
+
+
+class Gate:
+    def __init__(self, refuse: bool) -> None:
+        self.refuse = refuse
+        self.asked = 0
+
+    def should_refuse(self, query: Query, hits: list[Hit]) -> bool:
+        self.asked += 1
+        return self.refuse
+
+
+def query(text: str = "出張の日当はいくら？") -> Query:
+    return Query(text, tokenizer=StubTokenizer(), embedder=StubEmbedder())
+
+
+HITS = [
+    Hit(Chunk(text="国内出張の日当は3000円。", source="規程.md", id=11, locator={"page": 2}), 1.0),
+    Hit(Chunk(text="海外出張の日当は50ドル。", source="規程.md", id=12, locator={"page": 3}), 0.5),
+]
+
+Handler = Callable[[httpx.Request], httpx.Response]
+
+
+def generator(
+    handler: Handler,
+    *,
+    gate: Gate | None = None,
+    model: str | None = "tiny",
+    retries: int = 2,
+    timeout: float = 60.0,
+    temperature: float = 0.0,
+    max_tokens: int = 512,
+) -> LLMGenerator:
+    config = LLMConfig(
+        base_url=BASE,
+        model=model,
+        backoff=0.0,
+        retries=retries,
+        timeout=timeout,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+    chat = OpenAIChat(config, transport=httpx.MockTransport(handler))
+    return LLMGenerator(chat, gate=gate or Gate(False))
+
+
+def completion(text: str) -> httpx.Response:
+    return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
+
+
+def sse(*pieces: str) -> httpx.Response:
+    lines = [": keep-alive", ""]
+    lines.append("data: " + json.dumps({"choices": [{"delta": {"role": "assistant"}}]}))
+    for piece in pieces:
+        lines += ["", "data: " + json.dumps({"choices": [{"delta": {"content": piece}}]})]
+    lines += ["", "data: " + json.dumps({"choices": [{"delta": {}, "finish_reason": "stop"}]})]
+    lines += ["", "data: [DONE]", ""]
+    return httpx.Response(200, text="\n".join(lines), headers={"content-type": "text/event-stream"})
+
+
+def test_generate_sends_a_grounded_request_and_maps_citations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SHIRABE_LLM_API_KEY", KEY)
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return completion("海外は50ドル[2]、国内は3000円[1]です。")
+
+    answer = generator(handler, temperature=0.2, max_tokens=99).generate(query(), HITS)
+    assert len(seen) == 1
+    request = seen[0]
+    assert str(request.url) == f"{BASE}/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {KEY}"
+    body = json.loads(request.content)
+    assert body["model"] == "tiny"
+    assert body["stream"] is False
+    assert (body["temperature"], body["max_tokens"]) == (0.2, 99)
+    assert body["messages"][0]["role"] == "system"
+    assert '<passage id="2" source="規程.md" location="p.3">' in body["messages"][1]["content"]
+    assert answer.mode == "llm:tiny"
+    assert not answer.refused
+    assert answer.text == "海外は50ドル[1]、国内は3000円[2]です。"
+    assert [(c.number, c.chunk_id, c.locator) for c in answer.citations] == [
+        (1, 12, {"page": 3}),
+        (2, 11, {"page": 2}),
+    ]
+    assert answer.hits == HITS
+    assert answer.timings["llm"] >= 0
+
+
+def test_no_key_no_authorization_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SHIRABE_LLM_API_KEY", raising=False)
+    headers: list[httpx.Headers] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        headers.append(request.headers)
+        return completion("国内は3000円[1]。")
+
+    generator(handler).generate(query(), HITS)
+    assert "authorization" not in headers[0]
+
+
+def test_refusal_gate_skips_the_model() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise AssertionError("the model must not be called")
+
+    gate = Gate(True)
+    answer = generator(handler, gate=gate).generate(query(), HITS)
+    assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
+    assert gate.asked == 1
+    assert generator(handler).generate(query(), []).refused  # nothing retrieved
+    events = list(generator(handler, gate=Gate(True)).stream(query(), HITS))
+    assert [e.kind for e in events] == ["hits", "token", "citations", "done"]
+
+
+def test_the_models_refusal_has_no_citations() -> None:
+    answer = generator(lambda r: completion(f"{REFUSAL_TEXT}[1]。")).generate(query(), HITS)
+    assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
+
+
+def test_an_empty_answer_refuses(caplog: pytest.LogCaptureFixture) -> None:
+    answer = generator(lambda r: completion("\n ")).generate(query(), HITS)
+    assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
+    assert "no answer text" in caplog.text
+
+
+def test_invented_citation_numbers_are_dropped() -> None:
+    answer = generator(lambda r: completion("国内は3000円[1][4]。")).generate(query(), HITS)
+    assert answer.text == "国内は3000円[1]。"
+    assert [c.chunk_id for c in answer.citations] == [11]
+
+
+def test_model_is_discovered_when_not_configured() -> None:
+    paths: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        paths.append(request.url.path)
+        if request.url.path.endswith("/models"):
+            return httpx.Response(200, json={"data": [{"id": "served-model"}]})
+        assert json.loads(request.content)["model"] == "served-model"
+        return completion("国内は3000円[1]。")
+
+    gen = generator(handler, model=None)
+    assert gen.generate(query(), HITS).mode == "llm:served-model"
+    gen.generate(query(), HITS)
+    assert paths == ["/v1/models", "/v1/chat/completions", "/v1/chat/completions"]
+
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_retries_on_rate_limits_and_server_errors(status: int) -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        if len(calls) < 3:
+            return httpx.Response(status, headers={"retry-after": "0"}, json={"error": "busy"})
+        return completion("国内は3000円[1]。")
+
+    assert generator(handler, retries=2).generate(query(), HITS).text == "国内は3000円[1]。"
+    assert len(calls) == 3
+    calls.clear()
+    with pytest.raises(GeneratorError, match=f"model server at {BASE}: HTTP {status}"):
+        generator(handler, retries=1).generate(query(), HITS)
+    assert len(calls) == 2
+
+
+def test_connection_errors_are_retried_then_reported() -> None:
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        raise httpx.ConnectError("refused", request=request)
+
+    with pytest.raises(GeneratorError, match=r"cannot connect.*is the server running"):
+        generator(handler, retries=2).generate(query(), HITS)
+    assert len(calls) == 3
+
+
+def test_client_errors_are_not_retried_and_never_show_the_key(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("SHIRABE_LLM_API_KEY", KEY)
+    calls: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(1)
+        return httpx.Response(401, json={"error": {"message": f"Incorrect API key: {KEY}"}})
+
+    gen = generator(handler)
+    with caplog.at_level(logging.DEBUG), pytest.raises(GeneratorError) as info:
+        gen.generate(query(), HITS)
+    assert len(calls) == 1
+    message = str(info.value)
+    assert "HTTP 401" in message
+    assert BASE in message
+    assert KEY not in message
+    assert KEY not in repr(gen)
+    assert KEY not in caplog.text
+
+
+def test_timeouts_are_reported() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("slow", request=request)
+
+    with pytest.raises(GeneratorError, match=r"no response within 0\.5 s"):
+        generator(handler, timeout=0.5).generate(query(), HITS)
+    events = list(generator(handler, timeout=0.5).stream(query(), HITS))
+    assert [e.kind for e in events] == ["hits", "error"]
+    assert isinstance(events[-1], ErrorEvent)
+    assert "no response within" in events[-1].message
+
+
+def test_stream_yields_tokens_then_citations_then_the_answer() -> None:
+    bodies: list[dict[str, object]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        bodies.append(json.loads(request.content))
+        return sse("海外は", "50ドル[", "2]、国内は", "3000円[1", "]です。")
+
+    events = list(generator(handler).stream(query(), HITS))
+    assert bodies[0]["stream"] is True
+    assert isinstance(events[0], HitsEvent)
+    assert events[0].hits == HITS
+    tokens = [e.text for e in events if isinstance(e, TokenEvent)]
+    assert len(tokens) >= 3
+    assert "".join(tokens) == "海外は50ドル[1]、国内は3000円[2]です。"
+    assert [e.kind for e in events[-2:]] == ["citations", "done"]
+    done = events[-1]
+    assert isinstance(done, DoneEvent)
+    assert done.answer.text == "".join(tokens)
+    cited = events[-2]
+    assert isinstance(cited, CitationsEvent)
+    assert [c.chunk_id for c in cited.citations] == [12, 11]
+    assert done.answer.timings["first_token"] <= done.answer.timings["llm"]
+
+
+def test_stream_error_payload_ends_the_stream() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        text = (
+            'data: {"choices":[{"delta":{"content":"国内"}}]}\n\n'
+            'data: {"error":{"message":"oom"}}\n'
+        )
+        return httpx.Response(200, text=text)
+
+    events = list(generator(handler).stream(query(), HITS))
+    assert [e.kind for e in events] == ["hits", "token", "error"]
+    assert isinstance(events[-1], ErrorEvent)
+    assert "oom" in events[-1].message
+
+
+def test_sse_parsing() -> None:
+    lines = [
+        "event: message",
+        'data: {"choices":[{"delta":{"content":"あ"}}]}',
+        "",
+        "data:   ",
+        'data:{"choices":[]}',
+        "data: [DONE]",
+        'data: {"choices":[{"delta":{"content":"後"}}]}',
+    ]
+    assert [delta_text(p) for p in sse_data(lines)] == ["あ", ""]
+    with pytest.raises(GeneratorError, match="unreadable"):
+        list(sse_data(["data: {oops"]))
+
+
+def test_settings_choose_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert make_generator(Settings(), None, StubEmbedder()).name == "extractive"  # type: ignore[arg-type]
+    preset = llm_config(Settings(generator="openai", llm_preset="ollama"))
+    assert preset.base_url == "http://localhost:11434/v1"
+    explicit = llm_config(
+        Settings(llm_preset="ollama", llm_base_url="http://gpu:9000/v1", llm_model="m")
+    )
+    assert (explicit.base_url, explicit.model) == ("http://gpu:9000/v1", "m")
+    with pytest.raises(ValueError, match="SHIRABE_LLM_PRESET"):
+        llm_config(Settings(generator="openai"))
+    monkeypatch.setenv("SHIRABE_GENERATOR", "openai")
+    monkeypatch.setenv("SHIRABE_LLM_PRESET", "lmstudio")
+    monkeypatch.setenv("SHIRABE_LLM_TIMEOUT", "5")
+    settings = Settings()
+    assert settings.generator == "openai"
+    built = make_generator(settings, store=None, embedder=StubEmbedder())  # type: ignore[arg-type]
+    assert isinstance(built, LLMGenerator) and isinstance(built.chat, OpenAIChat)
+    assert built.chat.base_url == "http://localhost:1234/v1"
+
+
+def test_azure_settings_need_endpoint_and_deployment() -> None:
+    with pytest.raises(ValueError, match="SHIRABE_LLM_AZURE_ENDPOINT"):
+        llm_config(Settings(generator="azure", llm_azure_deployment="gpt4o"))
+    config = llm_config(
+        Settings(
+            generator="azure",
+            llm_azure_endpoint="https://acme.openai.azure.com/",
+            llm_azure_deployment="gpt4o-ja",
+            llm_azure_api_version="2024-06-01",
+        )
+    )
+    assert config.base_url == "https://acme.openai.azure.com/openai/deployments/gpt4o-ja"
+    assert (config.model, config.api_version) == ("gpt4o-ja", "2024-06-01")
+
+
+def test_azure_requests_carry_api_version_and_api_key_header(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", KEY)
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return completion("国内は3000円です[1]。")
+
+    config = LLMConfig(
+        base_url="https://acme.openai.azure.com/openai/deployments/gpt4o-ja",
+        model="gpt4o-ja",
+        api_key_env="AZURE_OPENAI_API_KEY",
+        api_version="2024-10-21",
+    )
+    chat = OpenAIChat(config, transport=httpx.MockTransport(handler))
+    answer = LLMGenerator(chat, gate=Gate(False)).generate(query(), HITS)
+    assert answer.text == "国内は3000円です[1]。"
+    (request,) = seen
+    assert request.url.path == "/openai/deployments/gpt4o-ja/chat/completions"
+    assert request.url.params["api-version"] == "2024-10-21"
+    assert request.headers["api-key"] == KEY
+    assert "authorization" not in request.headers

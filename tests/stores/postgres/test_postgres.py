@@ -1,0 +1,143 @@
+"""What only the PostgreSQL store has: numbered migrations, glob translation, connection errors,
+the sample evaluation matching the embedded store, and no silent skipping without a server."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from shirabe.cli.app import app as cli
+from shirabe.engine import Shirabe
+from shirabe.errors import ShirabeError
+from shirabe.evaluation import run as evaluation
+from shirabe.settings import Settings
+from shirabe.stores.postgres.store import (
+    MIGRATIONS,
+    PostgresStore,
+    glob_regex,
+    migrate,
+    redacted,
+    schema_version,
+)
+
+from tests.support import ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("*/人事/*", "/docs/人事/規程.md", True),
+        ("*/人事/*", "/docs/経理/規程.md", False),
+        ("*.md", "/a/b/c.md", True),  # like SQLite's GLOB, * crosses folders
+        ("/a/?.md", "/a/b.md", True),
+        ("/a/?.md", "/a/bc.md", False),
+        ("/a/[bc].md", "/a/c.md", True),
+        ("/a/[^b].md", "/a/^.md", True),  # GLOB negates with [^…] only as a literal ^ here
+        ("/a/(x)+.md", "/a/(x)+.md", True),  # regex characters are literal
+        ("/a/(x)+.md", "/a/xx.md", False),
+    ],
+)
+def test_glob_regex(glob: str, path: str, matches: bool) -> None:
+    assert bool(re.search(glob_regex(glob), path)) is matches
+
+
+def test_migrations_are_numbered_and_run_once(database_url: str) -> None:
+    assert schema_version(database_url) == 0
+    assert migrate(database_url) == list(range(1, len(MIGRATIONS) + 1))
+    assert migrate(database_url) == []
+    assert schema_version(database_url) == len(MIGRATIONS)
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute("SELECT version FROM shirabe_schema ORDER BY version").fetchall()
+        extensions = {r[0] for r in conn.execute("SELECT extname FROM pg_extension")}
+    assert [r[0] for r in rows] == list(range(1, len(MIGRATIONS) + 1))
+    assert "vector" in extensions
+    result = runner.invoke(cli, ["migrate", "--database", database_url])
+    assert result.exit_code == 0 and "up to date" in result.output
+
+
+def test_a_newer_schema_or_no_server_is_a_clear_error(database_url: str) -> None:
+    migrate(database_url)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("INSERT INTO shirabe_schema (version) VALUES (%s)", (len(MIGRATIONS) + 1,))
+    with pytest.raises(ShirabeError, match="newer than this shirabe"):
+        PostgresStore(database_url)
+    result = runner.invoke(
+        cli, ["status"], env={"SHIRABE_DATABASE_URL": "postgresql://x@127.0.0.1:9/none"}
+    )
+    assert result.exit_code == 1
+    assert "cannot connect to the database" in result.output
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://app:s3cret@db:5432/x", "postgresql://app:***@db:5432/x"),
+        ("postgresql://app@db/x", "postgresql://app@db/x"),
+        ("host=db user=app password=s3cret dbname=x", "host=db user=app password=*** dbname=x"),
+    ],
+)
+def test_connection_strings_are_shown_without_passwords(url: str, shown: str) -> None:
+    assert redacted(url) == shown
+
+
+def test_sample_evaluation_matches_the_embedded_store(
+    sample_app: Shirabe, database_url: str, tmp_path: Path
+) -> None:
+    cases = evaluation.load_cases(ROOT / "eval" / "sample_docs.yaml")
+    embedded = evaluation.report(
+        evaluation.run(sample_app, cases), evaluation.run_settings(sample_app)
+    )
+    docs = tmp_path / "sample_docs"
+    shutil.copytree(ROOT / "sample_docs", docs)
+    settings = Settings(home=tmp_path / "home", database_url=database_url)
+    with Shirabe(settings, embedder=sample_app.embedder) as app:
+        assert isinstance(app.store, PostgresStore)
+        copied = runner.invoke(
+            cli,
+            ["migrate", "--database", database_url, "--embeddings-from",
+             str(sample_app.settings.home), "--json"],
+        )  # fmt: skip
+        assert copied.exit_code == 0, copied.output
+        assert json.loads(copied.output)["embeddings"] > 0
+        report = app.ingest([docs])
+        assert report.failures == [] and report.counts["added"] == len(
+            sample_app.store.list_sources()
+        )
+        server = evaluation.report(evaluation.run(app, cases), evaluation.run_settings(app))
+    for metric in ("hit@1", "hit@3", "mrr@10", "containment", "false_refusal_rate"):
+        a, b = embedded["metrics"][metric], server["metrics"][metric]
+        assert abs(a - b) <= 0.005, (metric, a, b, json.dumps(server["metrics"]))
+
+
+def test_a_missing_server_fails_unless_skipping_is_asked_for(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHIRABE_TEST_")}
+    command = [
+        sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/stores/test_contract.py::test_binding_refuses_another_model",
+    ]  # fmt: skip
+    failed = subprocess.run(command, check=False, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert failed.returncode != 0
+    assert "SHIRABE_TEST_DATABASE_URL is not set" in failed.stdout
+    skipped = subprocess.run(
+        [*command, "-rs"],
+        check=False,
+        cwd=ROOT,
+        env=env | {"SHIRABE_TEST_SKIP_POSTGRES": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert skipped.returncode == 0, skipped.stdout[-2000:]
+    assert "1 passed, 1 skipped" in skipped.stdout and "skipped on request" in skipped.stdout

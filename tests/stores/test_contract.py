@@ -1,0 +1,358 @@
+"""One contract for every store: the embedded one and PostgreSQL + pgvector run the same tests.
+
+The first half drives the store directly with small hand-made vectors, so scores can be checked
+against each other and by hand; the second half drives the whole engine with the real model:
+incremental ingest, deletes, access control before ranking, and readers during writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shirabe.access.map import Reader, restrict
+from shirabe.embedders.metered import MeteredEmbedder
+from shirabe.engine import Shirabe
+from shirabe.errors import ModelMismatchError
+from shirabe.records import Chunk, Filters, ScoredId
+from shirabe.settings import Settings
+from shirabe.stores.bm25 import bm25_weights, idf
+from shirabe.stores.embedded.store import EmbeddedStore
+from shirabe.stores.postgres.store import PostgresStore
+from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
+
+pytestmark = pytest.mark.slow
+
+DIM = 8
+MODEL = "test/hash-8"
+K1, B = 1.2, 0.75
+
+
+def unit(text: str) -> np.ndarray:
+    """A deterministic unit vector for a text (for scoring arithmetic, not meaning)."""
+    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Store]:
+    made: Store
+    if kind == "embedded":
+        made = EmbeddedStore(tmp_path / "index", k1=K1, b=B)
+    else:
+        made = PostgresStore(request.getfixturevalue("database_url"), k1=K1, b=B)
+    made.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+    yield made
+    made.close()
+
+
+def put_file(
+    store: Store,
+    path: str,
+    texts: list[str],
+    *,
+    groups: tuple[str, ...] = ("public",),
+    category: str = "",
+    sentences: bool = True,
+) -> None:
+    """Index ``texts`` (space-separated terms; ``。`` ends a sentence) as one file's chunks."""
+    chunks = []
+    vectors = {}
+    for position, text in enumerate(texts):
+        parts = [p.strip() for p in text.split("。") if p.strip()] if sentences else []
+        keys = [f"{path}#{position}"] + [f"{path}#{position}.{i}" for i in range(len(parts))]
+        vectors[keys[0]] = unit(text)
+        for key, part in zip(keys[1:], parts, strict=True):
+            vectors[key] = unit(part)
+        chunks.append(
+            IndexedChunk(
+                chunk=Chunk(text=text, source=path, position=position, heading_path=("見出し",)),
+                tokens=text.replace("。", " ").split(),
+                vector_keys=keys,
+                sentence_tokens=[p.split() for p in parts],
+            )
+        )
+    store.put_embeddings(MODEL, vectors)
+    metadata = {"groups": json.dumps(list(groups))}
+    if category:
+        metadata["category"] = category
+    digest = hashlib.sha256("".join(texts).encode()).hexdigest()
+    store.replace_source(
+        SourceRecord(path=path, sha256=digest, size=1, mtime=0.0, metadata=metadata), chunks
+    )
+    store.refresh()
+
+
+def paths(store: Store, hits: list[ScoredId]) -> list[str]:
+    chunks = store.get_chunks([h.chunk_id for h in hits])
+    return [chunks[h.chunk_id].source for h in hits]
+
+
+def texts(store: Store, hits: list[ScoredId]) -> list[str]:
+    chunks = store.get_chunks([h.chunk_id for h in hits])
+    return [chunks[h.chunk_id].text for h in hits]
+
+
+# ---------------------------------------------------------------- the store directly
+
+
+def test_bm25_scores_match_a_hand_computation(store: Store) -> None:
+    put_file(store, "/d/a.md", ["給与 支払日 25日", "賞与 6月 12月 賞与"])
+    put_file(store, "/d/b.md", ["経費 精算 翌月 5日 経費 システム"])
+    hits = store.search_lexical(["賞与"], 5)
+    # N = 3 chunks, df(賞与) = 1, tf = 2, length 4, average length (3 + 4 + 6) / 3
+    expected = idf(1, 3) * bm25_weights(np.array([2]), np.array([4]), avg_len=13 / 3, k1=K1, b=B)
+    assert texts(store, hits) == ["賞与 6月 12月 賞与"]
+    assert hits[0].score == pytest.approx(float(expected[0]), rel=1e-9)
+    weighted = store.search_lexical({"賞与": 2.0, "経費": 1.0}, 5)
+    assert [round(h.score / hits[0].score, 6) for h in weighted][:1] == [2.0]
+    assert store.document_frequencies(["賞与", "経費", "なし"]) == {"賞与": 1, "経費": 1, "なし": 0}
+
+
+def test_sentence_level_scores_a_chunk_by_its_best_sentence(store: Store) -> None:
+    put_file(store, "/d/a.md", ["出張 日当 3000円。 宿泊 上限 1万円。", "会議室 予約 方法。"])
+    chunk_hits = store.search_lexical(["日当", "宿泊"], 5)
+    sentence_hits = store.search_lexical(["日当", "宿泊"], 5, level="sentence")
+    assert paths(store, chunk_hits) == paths(store, sentence_hits) == ["/d/a.md"]
+    assert sentence_hits[0].score < chunk_hits[0].score  # one sentence holds one term only
+    q = unit("出張 日当 3000円")
+    dense = store.search_dense(q, 2, level="sentence")
+    assert dense[0].score == pytest.approx(1.0, abs=1e-5)  # the first sentence, exactly
+    within = store.search_dense(q, 2, level="sentence", within=[dense[1].chunk_id])
+    assert [h.chunk_id for h in within] == [dense[1].chunk_id]
+
+
+def test_dense_search_is_cosine_and_ordered(store: Store) -> None:
+    put_file(store, "/d/a.md", [f"文書 {i}" for i in range(30)], sentences=False)
+    q = unit("文書 7")
+    hits = store.search_dense(q, 5)
+    assert texts(store, hits)[0] == "文書 7" and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    exact = sorted((float(unit(f"文書 {i}") @ q) for i in range(30)), reverse=True)[:5]
+    assert scores == pytest.approx(exact, abs=1e-5)
+
+
+def test_filters_apply_before_ranking(store: Store) -> None:
+    put_file(store, "/d/人事/a.md", ["規程 給与"] * 3, groups=("hr",), category="人事")
+    put_file(store, "/d/経理/b.md", ["規程 経費"] * 12, groups=("finance",), category="経理")
+    put_file(store, "/d/総務/c.md", ["規程 総務"] * 2, category="総務")
+    hr = restrict(None, Reader(groups=frozenset({"hr"})))
+    lexical = store.search_lexical(["規程"], 4, hr)
+    assert len(lexical) == 4 and set(paths(store, lexical)) == {"/d/人事/a.md", "/d/総務/c.md"}
+    dense = store.search_dense(unit("規程 経費"), 5, hr)
+    assert len(dense) == 5 and "/d/経理/b.md" not in paths(store, dense)
+    nobody = Filters(groups=frozenset())
+    assert store.search_lexical(["規程"], 5, nobody) == []
+    assert store.search_dense(unit("規程"), 5, nobody) == []
+    assert set(paths(store, store.search_lexical(["規程"], 20, Filters(path_glob="経理/*")))) == {
+        "/d/経理/b.md"
+    }
+    by_category = store.search_dense(unit("規程"), 20, Filters(categories=frozenset({"総務"})))
+    assert set(paths(store, by_category)) == {"/d/総務/c.md"}
+
+
+def test_replacing_a_file_is_atomic_and_failures_keep_old_chunks(store: Store) -> None:
+    put_file(store, "/d/a.md", ["旧版 内容"])
+    put_file(store, "/d/a.md", ["新版 内容", "新版 付録"])
+    assert texts(store, store.search_lexical(["旧版"], 5)) == []
+    assert len(store.search_lexical(["新版"], 5)) == 2
+    assert [c.text for c in store.source_chunks("/d/a.md")] == ["新版 内容", "新版 付録"]
+    store.record_failure(SourceRecord("/d/a.md", "x", 1, 0.0), "壊れています")
+    info = store.get_source("/d/a.md")
+    assert info is not None and info.status == "failed" and info.error == "壊れています"
+    assert len(store.search_lexical(["新版"], 5)) == 2  # still searchable
+    assert store.remove_source("/d/a.md") and not store.remove_source("/d/a.md")
+    store.refresh()
+    assert store.search_lexical(["新版"], 5) == [] and store.get_source("/d/a.md") is None
+    assert store.search_dense(unit("新版 内容"), 5) == []
+
+
+def test_statistics_follow_deletes(store: Store) -> None:
+    for i in range(4):
+        put_file(store, f"/d/{i}.md", [f"共通 語{i}"])
+    before = store.search_lexical(["共通"], 5)
+    store.remove_source("/d/0.md")
+    store.remove_source("/d/1.md")
+    store.optimize()  # the embedded store counts deleted rows until segments merge
+    store.refresh()
+    after = store.search_lexical(["共通"], 5)
+    assert len(before) == 4 and len(after) == 2
+    # N = 2 chunks left, both with the term once, both of length 2 = the average length
+    expected = idf(2, 2) * bm25_weights(np.array([1]), np.array([2]), avg_len=2.0, k1=K1, b=B)
+    assert [h.score for h in after] == pytest.approx([float(expected[0])] * 2, rel=1e-6)
+
+
+def test_retokenizing_replaces_every_term(store: Store) -> None:
+    put_file(store, "/d/a.md", ["給与 支払日。 賞与 6月。", "経費 精算"])
+    assert store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="prefixed") is True
+    store.retokenize(
+        lambda c: (
+            ["x" + t for t in c.text.replace("。", " ").split()],
+            [["x" + t for t in p.split()] for p in c.text.split("。") if p.strip()],
+        )
+    )
+    store.refresh()
+    assert store.search_lexical(["賞与"], 5) == []
+    assert texts(store, store.search_lexical(["x賞与"], 5)) == ["給与 支払日。 賞与 6月。"]
+    assert texts(store, store.search_lexical(["x賞与"], 5, level="sentence")) == [
+        "給与 支払日。 賞与 6月。"
+    ]
+    assert store.document_frequencies(["x経費", "経費"]) == {"x経費": 1, "経費": 0}
+
+
+def test_binding_refuses_another_model(store: Store) -> None:
+    with pytest.raises(ModelMismatchError):
+        store.bind(embedding_model="other", embedding_dim=DIM, tokenizer="split")
+    with pytest.raises(ModelMismatchError):
+        store.bind(embedding_model=MODEL, embedding_dim=DIM * 2, tokenizer="split")
+    assert store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split") is False
+
+
+def keyed(store: Store, hits: list[ScoredId]) -> list[tuple[str, int]]:
+    chunks = store.get_chunks([h.chunk_id for h in hits])
+    return [(chunks[h.chunk_id].source, chunks[h.chunk_id].position) for h in hits]
+
+
+@pytest.mark.postgres
+def test_both_stores_rank_and_score_alike(tmp_path: Path, database_url: str) -> None:
+    """The same files in both stores give the same lists and scores, level by level."""
+    rng = np.random.default_rng(7)
+    vocabulary = [f"語{i}" for i in range(60)]
+    embedded = EmbeddedStore(tmp_path / "index", k1=K1, b=B)
+    server = PostgresStore(database_url, k1=K1, b=B)
+    try:
+        for store in (embedded, server):
+            store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+        for f in range(12):
+            chunks = [
+                "。".join(
+                    " ".join(rng.choice(vocabulary, size=int(rng.integers(2, 9))))
+                    for _ in range(int(rng.integers(1, 4)))
+                )
+                for _ in range(int(rng.integers(1, 6)))
+            ]
+            for store in (embedded, server):
+                put_file(store, f"/d/{f}.md", chunks, groups=("hr",) if f % 3 == 0 else ("public",))
+        for trial in range(20):
+            words = list(rng.choice(vocabulary, size=3))
+            q = unit(" ".join(words))
+            filters = Filters(groups=frozenset({"public"})) if trial % 2 else None
+
+            for level in ("chunk", "sentence"):
+                for method, query in (("search_lexical", words), ("search_dense", q)):
+                    a = getattr(embedded, method)(query, 10, filters, level=level)
+                    b = getattr(server, method)(query, 10, filters, level=level)
+                    assert keyed(embedded, a) == keyed(server, b), (trial, level, method)
+                    assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
+    finally:
+        embedded.close()
+        server.close()
+
+
+# ---------------------------------------------------------------- through the engine
+
+
+@pytest.fixture
+def settings(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Settings:
+    url = request.getfixturevalue("database_url") if kind == "postgres" else None
+    return Settings(home=tmp_path / "home", database_url=url)
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_incremental_ingest(settings: Settings, embedder: MeteredEmbedder, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "出張.md", "# 出張規程\n\n国内出張の日当は3000円とする。\n")
+    write(docs, "休暇.md", "# 休暇規程\n\n有給休暇は入社6か月後に10日付与する。\n")
+    write(docs, "会議.md", "# 会議室\n\n会議室の予約は社内ポータルで行う。\n")
+    with Shirabe(settings, embedder=embedder) as app:
+        assert app.ingest([docs]).counts["added"] == 3
+        calls = embedder.passages
+        again = app.ingest([docs])
+        assert again.counts["unchanged"] == 3 and embedder.passages == calls  # nothing embedded
+        write(docs, "出張.md", "# 出張規程\n\n国内出張の日当は4500円とする。\n")
+        (docs / "会議.md").unlink()
+        changed = app.ingest([docs])
+        assert (changed.counts["updated"], changed.counts["removed"]) == (1, 1)
+        answer = app.ask("国内出張の日当はいくらですか？")
+        assert "4500円" in answer.text and "3000円" not in answer.text
+        assert all("3000円" not in h.chunk.text for h in app.search("日当 3000円", k=10))
+        assert all(not h.chunk.source.endswith("会議.md") for h in app.search("会議室の予約", k=10))
+        assert app.status().files == 2
+
+
+def test_access_control_through_the_engine(settings: Settings, embedder: MeteredEmbedder,
+                                           tmp_path: Path) -> None:  # fmt: skip
+    docs = tmp_path / "docs"
+    for i in range(6):
+        write(docs, f"人事/給与{i}.md", f"# 給与規程{i}\n\n給与の支払日は毎月{20 + i}日とする。\n")
+    write(docs, "総務/社内FAQ.md", "# FAQ\n\n給与明細は社内ポータルで確認できます。\n")
+    acl = write(tmp_path, "acl.yaml", "人事/**: [hr]\n")
+    with Shirabe(settings.model_copy(update={"access_map": acl}), embedder=embedder) as app:
+        app.ingest([docs])
+        outsider = restrict(None, Reader(groups=frozenset({"sales"})))
+        hits = app.search("給与の支払日", k=5, filters=outsider)
+        assert hits and all("/総務/" in h.chunk.source for h in hits)
+        insider = restrict(None, Reader(groups=frozenset({"hr"})))
+        hr_hits = app.search("給与の支払日", k=5, filters=insider)
+        assert len(hr_hits) == 5  # a full top-k of what they may read
+
+
+def test_readers_during_writes_see_whole_files(
+    settings: Settings, embedder: MeteredEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs, "版.md", "# 版\n\n## 一\n\n版番号はV0である。\n\n## 二\n\n付録もV0である。\n")
+    with Shirabe(settings, embedder=embedder) as app:
+        app.ingest([docs])
+        path = app.store.list_sources()[0].path
+        errors: list[str] = []
+        stop = threading.Event()
+
+        def read() -> None:
+            while not stop.is_set():
+                try:
+                    chunks = app.store.source_chunks(path)
+                    app.search("版番号", k=3)
+                except Exception as exc:  # every failure is reported
+                    errors.append(repr(exc))
+                    return
+                versions = {m for c in chunks for m in re.findall(r"V\d", c.text)}
+                if len(versions) != 1:
+                    errors.append(f"torn read: {versions}")
+
+        readers = [threading.Thread(target=read) for _ in range(3)]
+        for t in readers:
+            t.start()
+        for v in range(1, 8):
+            write(
+                docs,
+                "版.md",
+                f"# 版\n\n## 一\n\n版番号はV{v}である。\n\n## 二\n\n付録もV{v}である。\n",
+            )
+            app.ingest([docs])
+        stop.set()
+        for t in readers:
+            t.join()
+        assert not errors, errors[:3]
+        final = {c.text for c in app.store.source_chunks(path)}
+        assert any("V7" in t for t in final) and not any("V6" in t for t in final)
