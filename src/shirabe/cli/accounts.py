@@ -11,9 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from shirabe.access.accounts import User
-from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings
+from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.render import err, out
-from shirabe.engine import Shirabe
 
 GroupOption = Annotated[
     list[str] | None, typer.Option("--group", "-g", help="A group of the user (repeatable).")
@@ -31,7 +30,7 @@ def users_add(
     index: IndexOption = None,
 ) -> None:
     """Add a user."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         user = shirabe.accounts.add_user(name, group or [], admin=admin)
     out.print(
         f"added {escape(user.name)}: groups {', '.join(user.groups) or '-'}"
@@ -48,14 +47,14 @@ def users_set(
     index: IndexOption = None,
 ) -> None:
     """Replace a user's groups (with --group) or change the admin role."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         user = shirabe.accounts.update_user(name, groups=group, admin=admin)
     out.print_json(json.dumps(_user_json(user), ensure_ascii=False))
 
 
 def users_list(index: IndexOption = None, json_out: JsonOption = False) -> None:
     """List users and their groups."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         users = shirabe.accounts.list_users()
     if json_out:
         out.print_json(json.dumps([_user_json(u) for u in users], ensure_ascii=False))
@@ -72,7 +71,7 @@ def users_remove(
     name: Annotated[str, typer.Argument(help="User name.")], index: IndexOption = None
 ) -> None:
     """Remove a user and revoke their tokens."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         shirabe.accounts.remove_user(name)
     out.print(f"removed {escape(name)}")
 
@@ -83,7 +82,7 @@ def tokens_create(
     index: IndexOption = None,
 ) -> None:
     """Create an API token; it is printed once and cannot be shown again."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         info, secret = shirabe.accounts.create_token(user, label)
     err.print(f"token {info.id} for {escape(user)} (store it now; it is not shown again):")
     print(secret)
@@ -95,7 +94,7 @@ def tokens_list(
     json_out: JsonOption = False,
 ) -> None:
     """List tokens (never their secrets)."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         tokens = shirabe.accounts.list_tokens(user)
     if json_out:
         out.print_json(json.dumps([asdict(t) for t in tokens], ensure_ascii=False))
@@ -120,6 +119,6 @@ def tokens_revoke(
     index: IndexOption = None,
 ) -> None:
     """Revoke a token: it stops working at once."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         shirabe.accounts.revoke_token(token_id)
     out.print(f"revoked token {token_id}")

@@ -17,11 +17,10 @@ from shirabe.cli.options import (
     TopKOption,
     errors,
     make_settings,
-    require_index,
+    opened,
     with_options,
 )
 from shirabe.cli.render import answer_json, out, print_answer, print_hits, stream_answer
-from shirabe.engine import Shirabe
 from shirabe.records import hit_json
 
 ExplainOption = Annotated[bool, typer.Option("--explain", help="Show why each passage ranked.")]
@@ -41,20 +40,15 @@ def ask(
     model: ModelOptions,
 ) -> None:
     """Answer a question from the indexed documents, with citations."""
-    with errors():
-        settings = make_settings(
-            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
-        )
-        with Shirabe(settings) as shirabe:
-            require_index(shirabe)
-            filters = scope.filters(shirabe)
-            if stream and not json_out:
-                answer = stream_answer(shirabe, question, filters)
-                if answer is None:
-                    raise typer.Exit(1)
-                print_answer(answer, explain=explain, text=False)
-                return
-            answer = shirabe.ask(question, filters=filters)
+    with errors(), opened(make_settings(retrieval, model, index=index, top_k=top_k)) as shirabe:
+        filters = scope.filters(shirabe)
+        if stream and not json_out:
+            answer = stream_answer(shirabe, question, filters)
+            if answer is None:
+                raise typer.Exit(1)
+            print_answer(answer, explain=explain, text=False)
+            return
+        answer = shirabe.ask(question, filters=filters)
     if json_out:
         out.print_json(json.dumps(answer_json(answer), ensure_ascii=False))
     else:
@@ -72,11 +66,8 @@ def search(
     retrieval: RetrievalOptions,
 ) -> None:
     """Show the ranked passages with each retriever's score and rank."""
-    with errors():
-        settings = make_settings(index=index, top_k=top_k, **retrieval.settings())
-        with Shirabe(settings) as shirabe:
-            require_index(shirabe)
-            hits = shirabe.search(query, filters=scope.filters(shirabe))
+    with errors(), opened(make_settings(retrieval, index=index, top_k=top_k)) as shirabe:
+        hits = shirabe.search(query, filters=scope.filters(shirabe))
     if json_out:
         out.print_json(json.dumps([hit_json(h) for h in hits], ensure_ascii=False))
     elif not hits:
@@ -97,29 +88,24 @@ def chat(
 ) -> None:
     """Ask questions interactively, answers streamed as they are written; exit, quit or
     Ctrl-C to leave."""
-    with errors():
-        settings = make_settings(
-            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
-        )
-        with Shirabe(settings) as shirabe:
-            require_index(shirabe)
-            filters = scope.filters(shirabe)
-            out.print("[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了)")
-            while True:
-                try:
-                    question = out.input("[bold cyan]質問> [/]").strip()
-                except (EOFError, KeyboardInterrupt):
-                    out.print()
-                    break
-                if question.lower() in {"exit", "quit", ":q", "終了"}:
-                    break
-                if not question:
-                    continue
-                try:
-                    answer = stream_answer(shirabe, question, filters)
-                except KeyboardInterrupt:
-                    out.print()
-                    continue
-                if answer is not None:
-                    print_answer(answer, explain=explain, text=False)
+    with errors(), opened(make_settings(retrieval, model, index=index, top_k=top_k)) as shirabe:
+        filters = scope.filters(shirabe)
+        out.print("[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了)")
+        while True:
+            try:
+                question = out.input("[bold cyan]質問> [/]").strip()
+            except (EOFError, KeyboardInterrupt):
                 out.print()
+                break
+            if question.lower() in {"exit", "quit", ":q", "終了"}:
+                break
+            if not question:
+                continue
+            try:
+                answer = stream_answer(shirabe, question, filters)
+            except KeyboardInterrupt:
+                out.print()
+                continue
+            if answer is not None:
+                print_answer(answer, explain=explain, text=False)
+            out.print()

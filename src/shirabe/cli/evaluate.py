@@ -19,12 +19,19 @@ from shirabe.cli.options import (
     TopKOption,
     errors,
     make_settings,
+    opened,
     require_index,
     with_options,
 )
 from shirabe.cli.progress import batch_with_progress, eval_with_progress
-from shirabe.cli.render import display_path, err, out, print_batch, print_comparison, print_eval
-from shirabe.engine import Shirabe
+from shirabe.cli.render import (
+    display_path,
+    out,
+    print_batch,
+    print_comparison,
+    print_eval,
+    print_failures,
+)
 from shirabe.errors import ShirabeError
 from shirabe.evaluation import batch as batching
 from shirabe.evaluation import run as evaluation
@@ -72,31 +79,19 @@ def eval_cases(
     with errors():
         cases = evaluation.load_cases(cases_file)
         baseline = _read_baseline(against) if against else None
-        settings = make_settings(
-            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
-        )
-        with Shirabe(settings) as shirabe:
+        settings = make_settings(retrieval, model, index=index, top_k=top_k)
+        with opened(settings, indexed=False) as shirabe:
             if ingest_dirs:
-                report = shirabe.ingest(ingest_dirs)
-                for f in report.failures:
-                    err.print(
-                        f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}"
-                    )
+                print_failures(shirabe.ingest(ingest_dirs))
             require_index(shirabe)
             if json_out or not out.is_terminal:
                 results = evaluation.run(shirabe, cases)
             else:
                 results = eval_with_progress(shirabe, cases)
-            document = evaluation.report(
-                results, evaluation.run_settings(shirabe), show_path=display_path
-            )
+            settings_used = evaluation.run_settings(shirabe)
+        document = evaluation.report(results, settings_used, show_path=display_path)
         if out_file is not None:
-            try:
-                out_file.write_text(
-                    json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-                )
-            except OSError as exc:
-                raise ShirabeError(f"cannot write {out_file}: {exc.strerror or exc}") from exc
+            _write_json(out_file, document)
     rows = evaluation.compare(baseline, document, tolerance) if baseline else []
     ok = evaluation.passed(rows)
     if json_out:
@@ -114,6 +109,13 @@ def eval_cases(
             out.print(f"[dim]baseline written to {escape(str(out_file))}[/]")
     if not ok:
         raise typer.Exit(REGRESSION_EXIT)
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    try:
+        path.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ShirabeError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def _read_baseline(path: Path) -> dict[str, Any]:
@@ -168,11 +170,8 @@ def batch_answer(
     """
     with errors():
         questions = batching.read_questions(questions_file)
-        settings = make_settings(
-            index=index, top_k=top_k, **retrieval.settings(), **model.settings()
-        )
-        with Shirabe(settings) as shirabe:
-            require_index(shirabe)
+        settings = make_settings(retrieval, model, index=index, top_k=top_k)
+        with opened(settings) as shirabe:
             filters = scope.filters(shirabe)
             args = (shirabe, questions, out_file, rationales_file)
             if json_out or not out.is_terminal:

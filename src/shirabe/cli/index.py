@@ -11,10 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings
+from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.progress import ingest_with_progress
 from shirabe.cli.render import display_path, err, out, print_report, report_json
-from shirabe.engine import Shirabe
 
 
 def ingest(
@@ -25,13 +24,12 @@ def ingest(
     chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_OVERLAP")] = None,
 ) -> None:
     """Index files and folders; unchanged files are skipped, deleted ones removed."""
-    with errors():
-        settings = make_settings(index=index, chunk_size=chunk_size, chunk_overlap=chunk_overlap)
-        with Shirabe(settings) as shirabe:
-            if json_out or not out.is_terminal:
-                report = shirabe.ingest(paths)
-            else:
-                report = ingest_with_progress(shirabe, paths)
+    settings = {"index": index, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
+    with errors(), opened(make_settings(**settings), indexed=False) as shirabe:
+        if json_out or not out.is_terminal:
+            report = shirabe.ingest(paths)
+        else:
+            report = ingest_with_progress(shirabe, paths)
     if json_out:
         out.print_json(json.dumps(report_json(report), ensure_ascii=False))
         for f in report.failures:
@@ -47,7 +45,7 @@ def remove(
     index: IndexOption = None,
 ) -> None:
     """Remove a file (or every file under a folder) from the index."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         removed = shirabe.remove(path)
     if removed == 0:
         err.print(f"[red]not in the index:[/] {escape(str(path))}")
@@ -57,7 +55,7 @@ def remove(
 
 def status(index: IndexOption = None, json_out: JsonOption = False) -> None:
     """Files, chunks, model, index size, last ingest and failed files."""
-    with errors(), Shirabe(make_settings(index=index)) as shirabe:
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         info = shirabe.status()
     if json_out:
         out.print_json(json.dumps(asdict(info), ensure_ascii=False, default=str))
@@ -107,8 +105,10 @@ def migrate(
 
     Every command also does this when it opens the index; run it on its own before starting
     servers after an upgrade."""
-    settings = make_settings(index=index, database_url=database)
-    with errors(), Shirabe(settings) as shirabe:
+    with (
+        errors(),
+        opened(make_settings(index=index, database_url=database), indexed=False) as shirabe,
+    ):
         done = shirabe.migrate(embeddings_from=embeddings_from)
     applied, latest, copied = done.applied, done.version, done.embeddings
     if json_out:

@@ -132,6 +132,10 @@ class OptionGroup:
     A command parameter annotated with a group stands for all of the group's options, in
     place, in ``--help`` and on the command line (see :func:`with_options`)."""
 
+    def settings(self) -> dict[str, Any]:
+        """The settings these options override (None: keep the configured value)."""
+        return {}
+
 
 @dataclasses.dataclass
 class ScopeOptions(OptionGroup):
@@ -244,11 +248,26 @@ def _llm(
     return values
 
 
-def make_settings(**overrides: Any) -> Settings:
-    values = {k: v for k, v in overrides.items() if v is not None}
+def make_settings(*groups: OptionGroup, **overrides: Any) -> Settings:
+    """The settings with what the command line gave: ``overrides`` (``index`` is the home) and
+    each option group's; an option not given keeps the configured value."""
+    given = dict(overrides)
+    for group in groups:
+        given.update(group.settings())
+    values = {k: v for k, v in given.items() if v is not None}
     if "index" in values:
         values["home"] = values.pop("index")
     return Settings(**values)
+
+
+@contextmanager
+def opened(settings: Settings, *, indexed: bool = True) -> Iterator[Shirabe]:
+    """The engine for a command, closed afterwards; with ``indexed``, an empty index is an
+    error saying how to fill it."""
+    with Shirabe(settings) as shirabe:
+        if indexed:
+            require_index(shirabe)
+        yield shirabe
 
 
 @contextmanager

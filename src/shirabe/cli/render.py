@@ -114,6 +114,12 @@ def report_json(report: IngestReport) -> dict[str, Any]:
     }
 
 
+def print_failures(report: IngestReport) -> None:
+    """The files of an ingest that failed, with their reasons, on stderr."""
+    for f in report.failures:
+        err.print(f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}")
+
+
 def print_report(report: IngestReport) -> None:
     c = report.counts
     out.print(
@@ -124,8 +130,7 @@ def print_report(report: IngestReport) -> None:
     for f in report.files:
         for warning in f.warnings:
             err.print(f"[yellow]warning[/] {escape(display_path(f.path))}: {escape(warning)}")
-    for f in report.failures:
-        err.print(f"[red]failed[/] {escape(display_path(f.path))}: {escape(f.reason or '')}")
+    print_failures(report)
 
 
 def print_batch(summary: batching.Summary, out_file: Path, rationales_file: Path | None) -> None:

@@ -31,13 +31,7 @@ def serve(
 ) -> None:
     """Serve the HTTP API (OpenAPI at /docs)."""
     with errors():
-        settings = make_settings(
-            index=index,
-            host=host,
-            port=port,
-            anonymous=anonymous,
-            **model.settings(),
-        )
+        settings = make_settings(model, index=index, host=host, port=port, anonymous=anonymous)
         import uvicorn
 
         from shirabe.server.app import create_app
