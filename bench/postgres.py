@@ -31,7 +31,8 @@ from shirabe.engine import Shirabe
 from shirabe.records import Filters
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
-from shirabe.stores.postgres.store import PostgresStore, temporary_database
+from shirabe.stores.postgres.schema import temporary_database
+from shirabe.stores.postgres.store import PostgresStore
 
 from common import CACHE, peak_rss_mb, percentile, write_result
 from scale import QUERIES, RandomEmbedder, sentences_and_questions, write_corpus

@@ -27,7 +27,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from shirabe.engine import Shirabe
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
-from shirabe.stores.postgres.store import temporary_database
+from shirabe.stores.postgres.schema import temporary_database
 
 from common import CACHE, percentile, write_result
 from scale import RandomEmbedder, sentences_and_questions, write_corpus

@@ -127,7 +127,7 @@ def database_url(postgres_server: str, request: pytest.FixtureRequest) -> Iterat
     """A new, empty database on the test server for one test."""
     if request.node.get_closest_marker("postgres") is None:
         pytest.fail("this test uses a PostgreSQL database but is not marked 'postgres'")
-    from shirabe.stores.postgres.store import temporary_database
+    from shirabe.stores.postgres.schema import temporary_database
 
     with temporary_database(postgres_server, "shirabe_test") as url:
         yield url
@@ -136,7 +136,7 @@ def database_url(postgres_server: str, request: pytest.FixtureRequest) -> Iterat
 @pytest.fixture(scope="module")
 def module_database_url(postgres_server: str) -> Iterator[str]:
     """A new, empty database on the test server for one test module."""
-    from shirabe.stores.postgres.store import temporary_database
+    from shirabe.stores.postgres.schema import temporary_database
 
     with temporary_database(postgres_server, "shirabe_test") as url:
         yield url

@@ -10,7 +10,6 @@ from shirabe.access.map import (
     PUBLIC,
     AccessMap,
     Reader,
-    glob_regex,
     load_access_map,
     parse_access_map,
     restrict,
@@ -35,10 +34,14 @@ from shirabe.settings import Settings
         ("総務/社内FAQ.md", "総務/社内FAQ.md.bak", False),
         ("*.pdf", "製品/ガイド.pdf", False),
         ("?.md", "a.md", True),
+        ("人事/**", "本社/人事/休暇規程.md", False),  # anchored at the ingested folder
+        ("/人事/*", "人事/休暇規程.md", True),
+        ("人事/(旧).md", "人事/(旧).md", True),  # other characters are themselves
     ],
 )
-def test_glob_regex(glob: str, path: str, matches: bool) -> None:
-    assert bool(glob_regex(glob).match(path)) is matches
+def test_rule_globs(glob: str, path: str, matches: bool) -> None:
+    access = AccessMap(((glob, ("matched",)),), default=("other",))
+    assert access.groups_for(path) == (("matched",) if matches else ("other",))
 
 
 def test_first_matching_rule_decides_and_default_covers_the_rest() -> None:

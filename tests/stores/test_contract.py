@@ -7,11 +7,14 @@ incremental ingest, deletes, access control before ranking, and readers during w
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import hashlib
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -21,12 +24,13 @@ from shirabe.access.map import Reader, restrict
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ModelMismatchError
-from shirabe.records import Chunk, Filters, ScoredId
+from shirabe.records import Chunk, FileResult, Filters, IngestReport, ScoredId
 from shirabe.settings import Settings
 from shirabe.stores.bm25 import bm25_weights, idf
 from shirabe.stores.embedded.store import EmbeddedStore
-from shirabe.stores.postgres.store import PostgresStore
-from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
+from shirabe.stores.postgres.store import PostgresStore, redacted
+from shirabe.stores.protocol import MAX_ID, IndexedChunk, SourceRecord, Store
+from shirabe.text.globs import glob_matches
 
 pytestmark = pytest.mark.slow
 
@@ -48,12 +52,24 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def store(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Store]:
-    made: Store
+def where(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """The index of this test: a folder, or a new PostgreSQL database."""
     if kind == "embedded":
-        made = EmbeddedStore(tmp_path / "index", k1=K1, b=B)
-    else:
-        made = PostgresStore(request.getfixturevalue("database_url"), k1=K1, b=B)
+        return str(tmp_path / "index")
+    return str(request.getfixturevalue("database_url"))
+
+
+@pytest.fixture
+def open_store(kind: str, where: str) -> Callable[[], Store]:
+    """Opens a store on the index of this test (each call a new one, to close)."""
+    if kind == "embedded":
+        return lambda: EmbeddedStore(Path(where), k1=K1, b=B)
+    return lambda: PostgresStore(where, k1=K1, b=B)
+
+
+@pytest.fixture
+def store(open_store: Callable[[], Store]) -> Iterator[Store]:
+    made = open_store()
     made.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
     yield made
     made.close()
@@ -222,6 +238,208 @@ def test_binding_refuses_another_model(store: Store) -> None:
     assert store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split") is False
 
 
+GLOB_FILES = [
+    "/d/人事/規程.md",
+    "/d/人事/2024/評価.md",
+    "/d/総人事/規程.md",
+    "/d/経理/a(1)+.md",
+    "/d/経理/a1.md",
+    "/d/経理/[a].md",
+    "/e/人事/規程.txt",
+]
+# glob → the files it matches, by hand (tests/text/test_globs.py has the dialect's own table)
+GLOBS: dict[str, set[str]] = {
+    "人事/*": {"/d/人事/規程.md", "/e/人事/規程.txt"},
+    "人事/**": {"/d/人事/規程.md", "/d/人事/2024/評価.md", "/e/人事/規程.txt"},
+    "/d/人事/*": {"/d/人事/規程.md"},
+    "/e/**": {"/e/人事/規程.txt"},
+    "*.md": set(GLOB_FILES) - {"/e/人事/規程.txt"},
+    "**/規程.*": {"/d/人事/規程.md", "/d/総人事/規程.md", "/e/人事/規程.txt"},
+    "/d/*/規程.md": {"/d/人事/規程.md", "/d/総人事/規程.md"},
+    "?事/*": {"/d/人事/規程.md", "/e/人事/規程.txt"},
+    "経理/a?.md": {"/d/経理/a1.md"},
+    "経理/a(1)+.md": {"/d/経理/a(1)+.md"},
+    "経理/[a].md": {"/d/経理/[a].md"},
+    "規程": set(),
+    "/d/経理": set(),
+}
+
+
+def test_path_globs_filter_before_ranking(store: Store) -> None:
+    for path in GLOB_FILES:
+        put_file(store, path, ["規程 共通"])
+    for glob, expected in GLOBS.items():
+        assert {p for p in GLOB_FILES if glob_matches(glob, p)} == expected, glob  # the table
+        filters = Filters(path_glob=glob)
+        lexical = store.search_lexical(["共通"], 20, filters)
+        assert set(paths(store, lexical)) == expected, glob
+        assert len(lexical) == len(expected), glob
+        dense = store.search_dense(unit("規程 共通"), 20, filters)
+        assert set(paths(store, dense)) == expected, glob
+
+
+def test_sources_by_path_by_id_and_under_a_folder(store: Store) -> None:
+    for path in ("/d/人事/b.md", "/d/人事/a.md", "/d/人事部/c.md", "/d/経理/x.md"):
+        put_file(store, path, ["本文 一", "本文 二"])
+    store.record_failure(SourceRecord("/d/人事/壊.md", "f", 3, 1.0), "読めません")
+    listed = store.list_sources()
+    assert [s.path for s in listed] == sorted(
+        ["/d/人事/a.md", "/d/人事/b.md", "/d/人事/壊.md", "/d/人事部/c.md", "/d/経理/x.md"]
+    )
+    a = store.get_source("/d/人事/a.md")
+    assert a is not None and (a.status, a.error, a.chunks, a.size) == ("ok", None, 2, 1)
+    assert json.loads(a.metadata["groups"]) == ["public"] and a.id is not None
+    broken = store.get_source("/d/人事/壊.md")
+    assert broken is not None and (broken.status, broken.error, broken.chunks) == (
+        "failed",
+        "読めません",
+        0,
+    )
+    under = ["/d/人事/a.md", "/d/人事/b.md", "/d/人事/壊.md"]  # not /d/人事部
+    assert [s.path for s in store.list_sources("/d/人事")] == under
+    assert [s.path for s in store.list_sources("/d/人事/")] == under
+    assert [s.path for s in store.list_sources("/d/人事/a.md")] == ["/d/人事/a.md"]
+    assert store.list_sources("/none") == []
+    assert store.get_source("/none") is None
+    for info in listed:
+        assert info.id is not None and store.get_source_by_id(info.id) == info
+    assert len({info.id for info in listed}) == len(listed)
+    for impossible in (0, -1, -(2**63), 2**63, 2**64, 10**30):
+        assert store.get_source_by_id(impossible) is None
+    assert store.get_source_by_id(MAX_ID) is None  # possible, but no such row
+    store.remove_source("/d/人事/a.md")
+    assert store.get_source_by_id(a.id) is None
+
+
+def test_touching_a_file_changes_its_size_and_time_only(store: Store) -> None:
+    put_file(store, "/d/a.md", ["給与 支払日", "賞与 6月"])
+    before = store.get_source("/d/a.md")
+    chunks = store.source_chunks("/d/a.md")
+    hits = store.search_lexical(["賞与"], 5)
+    assert before is not None
+    store.touch_source(
+        SourceRecord("/d/a.md", "other", 999, 123.5, metadata={"x": "y"}, warnings=("w",))
+    )
+    store.refresh()
+    assert store.get_source("/d/a.md") == dataclasses.replace(before, size=999, mtime=123.5)
+    assert store.source_chunks("/d/a.md") == chunks
+    assert store.search_lexical(["賞与"], 5) == hits
+    store.touch_source(SourceRecord("/d/none.md", "x", 1, 1.0))  # unknown: nothing is added
+    assert store.get_source("/d/none.md") is None
+    assert [s.path for s in store.list_sources()] == ["/d/a.md"]
+
+
+def test_the_embedding_cache_is_per_model_and_keeps_the_first_vector(store: Store) -> None:
+    one, two, three = unit("一"), unit("二"), unit("三")
+    assert store.get_embeddings(MODEL, ["k1"]) == {}
+    store.put_embeddings(MODEL, {"k1": one, "k2": two})
+    store.put_embeddings("other/model", {"k1": three})
+    store.put_embeddings(MODEL, {"k1": three})  # a cached key keeps its vector
+    store.put_embeddings(MODEL, {})
+    store.put_embeddings(MODEL, {"k64": np.asarray([0.1] * DIM, dtype=np.float64)})
+    found = store.get_embeddings(MODEL, ["k1", "k2", "k3", "k1", "k64"])
+    assert sorted(found) == ["k1", "k2", "k64"]
+    assert all(v.dtype == np.float32 and v.shape == (DIM,) for v in found.values())
+    np.testing.assert_array_equal(found["k1"], one)
+    np.testing.assert_array_equal(found["k2"], two)
+    np.testing.assert_array_equal(found["k64"], np.full(DIM, 0.1, dtype=np.float32))
+    other = store.get_embeddings("other/model", ["k1", "k2"])
+    assert list(other) == ["k1"]
+    np.testing.assert_array_equal(other["k1"], three)
+    assert store.get_embeddings("no/model", ["k1", "k2"]) == {}
+    assert store.get_embeddings(MODEL, []) == {}
+    keys = [f"many{i}" for i in range(1234)]  # more than one batch
+    store.put_embeddings(MODEL, {k: unit(k) for k in keys})
+    many = store.get_embeddings(MODEL, keys)
+    assert sorted(many) == sorted(keys)
+    np.testing.assert_array_equal(many["many1000"], unit("many1000"))
+
+
+def ingest_counts(store: Store) -> dict[str, object] | None:
+    """The last ingest of ``store.status()``, without its id and time."""
+    last = store.status().last_ingest
+    if last is None:
+        return None
+    assert isinstance(last["id"], int) and isinstance(last["finished_at"], str)
+    return {k: v for k, v in last.items() if k not in ("id", "finished_at")}
+
+
+def test_ingests_and_status(store: Store, kind: str, where: str) -> None:
+    empty = store.status()
+    assert (empty.files, empty.chunks, empty.failed, empty.last_ingest) == (0, 0, [], None)
+    assert (empty.embedding_model, empty.embedding_dim) == (MODEL, DIM)
+    put_file(store, "/d/a.md", ["一 二", "三 四", "五"])
+    put_file(store, "/d/b.md", ["六"])
+    store.record_failure(SourceRecord("/d/c.md", "c", 1, 0.0), "壊れています")
+    started = datetime.now(UTC).replace(microsecond=0)
+    store.record_ingest(
+        IngestReport(
+            files=[
+                FileResult("/d/a.md", "added", chunks=3),
+                FileResult("/d/b.md", "added", chunks=1),
+                FileResult("/d/c.md", "failed", reason="壊れています"),
+                FileResult("/d/old.md", "removed"),
+            ],
+            seconds=2.5,
+        )
+    )
+    assert ingest_counts(store) == {
+        "seconds": 2.5, "added": 2, "updated": 0, "removed": 1, "unchanged": 0, "failed": 1,
+    }  # fmt: skip
+    store.record_ingest(
+        IngestReport(
+            files=[FileResult("/d/a.md", "updated", chunks=3), FileResult("/d/b.md", "unchanged")],
+            seconds=0.25,
+        )
+    )
+    assert ingest_counts(store) == {
+        "seconds": 0.25, "added": 0, "updated": 1, "removed": 0, "unchanged": 1, "failed": 0,
+    }  # fmt: skip
+    status = store.status()
+    assert (status.files, status.chunks) == (2, 4)  # failed files are not counted
+    assert [(f.path, f.status, f.error) for f in status.failed] == [
+        ("/d/c.md", "failed", "壊れています")
+    ]
+    assert (status.embedding_model, status.embedding_dim) == (MODEL, DIM)
+    assert status.index_bytes > 0
+    assert status.home == (where if kind == "embedded" else redacted(where))
+    assert status.last_ingest is not None
+    assert datetime.fromisoformat(str(status.last_ingest["finished_at"])) >= started
+
+
+def test_a_closed_store_opens_again_with_everything_in_it(
+    store: Store, open_store: Callable[[], Store]
+) -> None:
+    put_file(store, "/d/a.md", ["給与 支払日", "賞与 6月"])
+    store.record_ingest(IngestReport(files=[FileResult("/d/a.md", "added")], seconds=1.0))
+    hits = store.search_lexical(["賞与"], 5)
+    store.close()
+    again = open_store()
+    try:
+        assert again.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split") is False
+        again.refresh()
+        assert again.search_lexical(["賞与"], 5) == hits
+        assert [c.text for c in again.source_chunks("/d/a.md")] == ["給与 支払日", "賞与 6月"]
+        status = again.status()
+        assert (status.files, status.chunks) == (1, 2)
+        assert status.last_ingest is not None and status.last_ingest["added"] == 1
+    finally:
+        again.close()
+
+
+def test_every_method_of_the_protocol_has_a_contract_test() -> None:
+    """A method added to ``Store`` needs a test here, run on every store."""
+    methods = {n for n, v in vars(Store).items() if callable(v) and not n.startswith("_")}
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    called = {
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    }
+    assert len(methods) >= 21
+    assert methods - called == set()
+
+
 def keyed(store: Store, hits: list[ScoredId]) -> list[tuple[str, int]]:
     chunks = store.get_chunks([h.chunk_id for h in hits])
     return [(chunks[h.chunk_id].source, chunks[h.chunk_id].position) for h in hits]
@@ -258,6 +476,26 @@ def test_both_stores_rank_and_score_alike(tmp_path: Path, database_url: str) -> 
                     b = getattr(server, method)(query, 10, filters, level=level)
                     assert keyed(embedded, a) == keyed(server, b), (trial, level, method)
                     assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-5)
+    finally:
+        embedded.close()
+        server.close()
+
+
+@pytest.mark.postgres
+def test_both_stores_filter_paths_alike(tmp_path: Path, database_url: str) -> None:
+    """The same globs through both stores keep the same chunks, with the same scores."""
+    embedded = EmbeddedStore(tmp_path / "index", k1=K1, b=B)
+    server = PostgresStore(database_url, k1=K1, b=B)
+    try:
+        for store in (embedded, server):
+            store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+            for i, path in enumerate(GLOB_FILES):
+                put_file(store, path, ["規程 共通 " + "語 " * i])
+        for glob in GLOBS:
+            a = embedded.search_lexical(["共通", "語"], 20, Filters(path_glob=glob))
+            b = server.search_lexical(["共通", "語"], 20, Filters(path_glob=glob))
+            assert keyed(embedded, a) == keyed(server, b), glob
+            assert [h.score for h in a] == pytest.approx([h.score for h in b], abs=1e-6), glob
     finally:
         embedded.close()
         server.close()

@@ -7,7 +7,8 @@ groups; the first matching glob decides, and files no glob matches get the defau
     経理/**: [finance, executives]
     総務/社内FAQ.md: [public]
 
-Globs: ``*`` matches within one folder level, ``**`` across levels, ``?`` one character.
+Globs (:mod:`shirabe.text.globs`): ``*`` matches within one folder level, ``**`` across
+levels, ``?`` one character; a rule's glob is anchored at the ingested folder.
 The group ``public`` is every user's: a document in it is readable by all users.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 from shirabe.errors import ConfigurationError
 from shirabe.records import Filters
 from shirabe.settings import read_yaml
+from shirabe.text.globs import glob_regex
 
 PUBLIC = "public"
 """The group every user belongs to."""
@@ -30,27 +32,10 @@ PUBLIC = "public"
 _GROUP = re.compile(r"^[\w.\-]{1,64}$")
 
 
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A path glob as a regular expression over ``/``-separated relative paths."""
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+def rule_regex(glob: str) -> str:
+    """The regular expression of an access-map glob, matched against ``/`` + the path relative
+    to the ingested folder: ``人事/**`` covers ``人事/…`` there, not ``x/人事/…``."""
+    return glob_regex("/" + glob.strip("/"))
 
 
 def check_group(name: str, where: str) -> str:
@@ -71,11 +56,12 @@ class AccessMap:
 
     @cached_property
     def _compiled(self) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
-        return [(glob_regex(glob.strip("/")), groups) for glob, groups in self.rules]
+        # rules are relative to the ingested folder: anchored there, as absolute globs
+        return [(re.compile(rule_regex(glob)), groups) for glob, groups in self.rules]
 
     def groups_for(self, relative: str) -> tuple[str, ...]:
         """The groups that may read the file at ``relative`` (``/``-separated)."""
-        path = relative.replace("\\", "/").strip("/")
+        path = "/" + relative.replace("\\", "/").strip("/")
         for pattern, groups in self._compiled:
             if pattern.match(path):
                 return groups

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from shirabe.records import Document
+from shirabe.text.globs import glob_matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,7 +17,8 @@ class LoadOptions:
     """What loaders may need beyond the file itself; built from the settings."""
 
     passwords: Mapping[str, str] = field(default_factory=dict)
-    """Glob over the file path (or its name) → password, for encrypted PDFs."""
+    """Path glob → password, for encrypted PDFs (:mod:`shirabe.text.globs`: a glob not starting
+    with ``/`` matches at any folder depth, so a file name is enough)."""
     max_unzipped_bytes: int = 1024 * 1024 * 1024
     """Refuse OOXML packages (docx, xlsx, pptx) that would expand beyond this (zip bombs)."""
     ocr: bool = True
@@ -25,8 +26,9 @@ class LoadOptions:
     ocr_languages: str = "jpn+eng"
 
     def password_for(self, path: Path) -> str | None:
-        for pattern, password in self.passwords.items():
-            if fnmatch.fnmatch(str(path), pattern) or fnmatch.fnmatch(path.name, pattern):
+        """The password of the first glob matching ``path``, if any."""
+        for glob, password in self.passwords.items():
+            if glob_matches(glob, path.as_posix()):
                 return password
         return None
 

@@ -1,5 +1,5 @@
-"""Small pieces every store shares: timestamps, folder globs, the embedding-model check, and the
-row of an ingest report."""
+"""Small pieces every store shares: timestamps, the embedding-model check, and the rows of a
+source and of an ingest report."""
 
 from __future__ import annotations
 
@@ -13,11 +13,6 @@ from shirabe.stores.protocol import SourceRecord
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def path_glob(glob: str) -> str:
-    """Relative globs match anywhere below an ingested folder (``人事/*`` → ``*/人事/*``)."""
-    return glob if glob.startswith(("/", "*")) else "*/" + glob
 
 
 def check_model(

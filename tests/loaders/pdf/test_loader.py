@@ -157,6 +157,17 @@ def test_wrong_and_missing_passwords(fixtures: Path) -> None:
     assert "Secret!" in document.parts[0].text
 
 
+def test_passwords_are_found_by_path_glob() -> None:
+    options = LoadOptions(
+        passwords={"/共有/経理/*.pdf": "keiri", "見積*.pdf": "mitsumori", "**/秘/*": "hi"}
+    )
+    assert options.password_for(Path("/共有/経理/請求.pdf")) == "keiri"
+    assert options.password_for(Path("/共有/経理/2024/請求.pdf")) is None  # * stays in a folder
+    assert options.password_for(Path("/x/営業/見積書.pdf")) == "mitsumori"  # any depth
+    assert options.password_for(Path("/x/秘/a.docx")) == "hi"
+    assert options.password_for(Path("/x/a.pdf")) is None
+
+
 @pytest.mark.parametrize(
     ("data", "reason"),
     [

@@ -1,11 +1,10 @@
-"""What only the PostgreSQL store has: numbered migrations, glob translation, connection errors,
-the sample evaluation matching the embedded store, and no silent skipping without a server."""
+"""What only the PostgreSQL store has: numbered migrations, connection errors, the sample
+evaluation matching the embedded store, and no silent skipping without a server."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -20,38 +19,14 @@ from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
 from shirabe.evaluation import run as evaluation
 from shirabe.settings import Settings
-from shirabe.stores.postgres.store import (
-    MIGRATIONS,
-    PostgresStore,
-    glob_regex,
-    migrate,
-    redacted,
-    schema_version,
-)
+from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
+from shirabe.stores.postgres.store import PostgresStore, redacted
 
 from tests.support import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
 runner = CliRunner()
-
-
-@pytest.mark.parametrize(
-    ("glob", "path", "matches"),
-    [
-        ("*/人事/*", "/docs/人事/規程.md", True),
-        ("*/人事/*", "/docs/経理/規程.md", False),
-        ("*.md", "/a/b/c.md", True),  # like SQLite's GLOB, * crosses folders
-        ("/a/?.md", "/a/b.md", True),
-        ("/a/?.md", "/a/bc.md", False),
-        ("/a/[bc].md", "/a/c.md", True),
-        ("/a/[^b].md", "/a/^.md", True),  # GLOB negates with [^…] only as a literal ^ here
-        ("/a/(x)+.md", "/a/(x)+.md", True),  # regex characters are literal
-        ("/a/(x)+.md", "/a/xx.md", False),
-    ],
-)
-def test_glob_regex(glob: str, path: str, matches: bool) -> None:
-    assert bool(re.search(glob_regex(glob), path)) is matches
 
 
 def test_migrations_are_numbered_and_run_once(database_url: str) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 from shirabe.errors import ConfigurationError
 from shirabe.settings import Settings
 from shirabe.stores.embedded.accounts import SQLiteDatabase
-from shirabe.stores.embedded.store import MIGRATIONS, EmbeddedStore
+from shirabe.stores.embedded.schema import MIGRATIONS, schema_version
+from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.protocol import Migration
 
 
@@ -27,7 +28,7 @@ class EmbeddedBackend:
             raise ConfigurationError(
                 "--embeddings-from copies into PostgreSQL: give --database or SHIRABE_DATABASE_URL"
             )
-        before = EmbeddedStore.schema_version(self.settings.home)
+        before = schema_version(self.settings.home)
         self.open_store().close()
         latest = len(MIGRATIONS)
         return Migration(applied=list(range(before + 1, latest + 1)), version=latest)

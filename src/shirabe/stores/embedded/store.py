@@ -16,108 +16,27 @@ import numpy as np
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.common import check_model, ingest_row, now, path_glob, source_row
-from shirabe.stores.embedded.segments import IdArray, SegmentDoc, SegmentIndex
+from shirabe.stores.common import check_model, ingest_row, now, source_row
+from shirabe.stores.embedded.filters import add_regexp, allowed_ids
+from shirabe.stores.embedded.index import SegmentIndex
+from shirabe.stores.embedded.rows import (
+    INSERT_CHUNK,
+    chunk_from_row,
+    chunk_row,
+    sentence_json,
+    source_from_row,
+)
+from shirabe.stores.embedded.schema import DATABASE, migrate
+from shirabe.stores.embedded.segments import IdArray, SegmentDoc
 from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS: tuple[str, ...] = (
-    """
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE sources (
-        id INTEGER PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
-        sha256 TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime REAL NOT NULL,
-        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-        error TEXT,
-        metadata TEXT NOT NULL DEFAULT '{}',
-        ingested_at TEXT NOT NULL
-    );
-    CREATE TABLE chunks (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
-        position INTEGER NOT NULL,
-        text TEXT NOT NULL,
-        heading_path TEXT NOT NULL,
-        start_offset INTEGER NOT NULL,
-        end_offset INTEGER NOT NULL,
-        locator TEXT NOT NULL DEFAULT '{}',
-        is_summary INTEGER NOT NULL DEFAULT 0,
-        metadata TEXT NOT NULL DEFAULT '{}',
-        tokens TEXT NOT NULL,
-        vector_keys TEXT NOT NULL
-    );
-    CREATE INDEX chunks_by_source ON chunks(source_id);
-    CREATE TABLE embeddings (
-        model TEXT NOT NULL,
-        key TEXT NOT NULL,
-        vector BLOB NOT NULL,
-        PRIMARY KEY (model, key)
-    ) WITHOUT ROWID;
-    CREATE TABLE ingests (
-        id INTEGER PRIMARY KEY,
-        finished_at TEXT NOT NULL,
-        seconds REAL NOT NULL,
-        added INTEGER NOT NULL,
-        updated INTEGER NOT NULL,
-        removed INTEGER NOT NULL,
-        unchanged INTEGER NOT NULL,
-        failed INTEGER NOT NULL
-    );
-    INSERT INTO meta (key, value) VALUES ('generation', '0');
-    """,
-    """
-    ALTER TABLE chunks ADD COLUMN sentence_tokens TEXT NOT NULL DEFAULT '[]';
-    DELETE FROM meta WHERE key = 'tokenizer';
-    """,
-    """
-    ALTER TABLE sources ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
-    """,
-)
-
 _BATCH = 500
-
-
-def _source_info(row: sqlite3.Row) -> SourceInfo:
-    return SourceInfo(
-        path=row["path"],
-        sha256=row["sha256"],
-        size=row["size"],
-        mtime=row["mtime"],
-        status=row["status"],
-        error=row["error"],
-        chunks=row["chunks"],
-        ingested_at=row["ingested_at"],
-        warnings=tuple(json.loads(row["warnings"])),
-        metadata=json.loads(row["metadata"]),
-        id=row["id"],
-    )
-
-
-def _chunk(r: sqlite3.Row) -> Chunk:
-    return Chunk(
-        text=r["text"],
-        source=r["path"],
-        heading_path=tuple(json.loads(r["heading_path"])),
-        position=r["position"],
-        start=r["start_offset"],
-        end=r["end_offset"],
-        locator=json.loads(r["locator"]),
-        is_summary=bool(r["is_summary"]),
-        metadata=json.loads(r["metadata"]),
-        id=int(r["id"]),
-    )
 
 
 def _ids(ids: Sequence[int] | None) -> IdArray | None:
     return None if ids is None else np.asarray(sorted(set(ids)), dtype=np.int64)
-
-
-def _sentence_json(sentences: Sequence[Sequence[str]]) -> str:
-    return json.dumps([" ".join(s) for s in sentences], ensure_ascii=False)
 
 
 class EmbeddedStore:
@@ -131,33 +50,24 @@ class EmbeddedStore:
     def __init__(self, home: Path, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.home = home
         self.home.mkdir(parents=True, exist_ok=True)
-        self.db_path = home / "index.sqlite3"
+        self.db_path = home / DATABASE
         self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
         self._local = threading.local()
         self._model: str | None = None
         self._dim: int | None = None
-        self._migrate()
+        migrate(self._conn())
 
     @staticmethod
     def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
         """The embedding cache of the index in ``home``, in batches of (model, {key: vector}),
         for carrying it into another store without embedding again."""
-        with contextlib.closing(sqlite3.connect(home / "index.sqlite3")) as conn:
+        with contextlib.closing(sqlite3.connect(home / DATABASE)) as conn:
             cursor = conn.execute("SELECT model, key, vector FROM embeddings ORDER BY model")
             while rows := cursor.fetchmany(batch):
                 by_model: dict[str, dict[str, Vector]] = {}
                 for model, key, blob in rows:
                     by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
                 yield from by_model.items()
-
-    @staticmethod
-    def schema_version(home: Path) -> int:
-        """The schema version of the index in ``home`` (0 when there is none yet)."""
-        path = home / "index.sqlite3"
-        if not path.exists():
-            return 0
-        with contextlib.closing(sqlite3.connect(path)) as conn:
-            return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
     # connections
 
@@ -169,6 +79,7 @@ class EmbeddedStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            add_regexp(conn)
             self._local.conn = conn
         return conn
 
@@ -196,22 +107,6 @@ class EmbeddedStore:
             yield conn
         finally:
             conn.execute("COMMIT")
-
-    def _migrate(self) -> None:
-        conn = self._conn()
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for statement in script.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {number}")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            log.info("applied schema migration %d", number)
 
     def _meta(self, conn: sqlite3.Connection, key: str) -> str | None:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -262,7 +157,7 @@ class EmbeddedStore:
             rows = []
             for cid in batch:
                 tokens, sentences = terms(chunks[cid])
-                rows.append((" ".join(tokens), _sentence_json(sentences), cid))
+                rows.append((" ".join(tokens), sentence_json(sentences), cid))
             with self._write() as w:
                 w.executemany(
                     "UPDATE chunks SET tokens = ?, sentence_tokens = ? WHERE id = ?", rows
@@ -279,13 +174,13 @@ class EmbeddedStore:
 
     def get_source(self, path: str) -> SourceInfo | None:
         row = self._conn().execute(self._SOURCE_SELECT + " WHERE s.path = ?", (path,)).fetchone()
-        return None if row is None else _source_info(row)
+        return None if row is None else source_from_row(row)
 
     def get_source_by_id(self, source_id: int) -> SourceInfo | None:
         if not 0 < source_id <= MAX_ID:
             return None  # not an id any row can have (and beyond what the database can compare)
         row = self._conn().execute(self._SOURCE_SELECT + " WHERE s.id = ?", (source_id,)).fetchone()
-        return None if row is None else _source_info(row)
+        return None if row is None else source_from_row(row)
 
     def list_sources(self, under: str | None = None) -> list[SourceInfo]:
         conn = self._conn()
@@ -298,7 +193,7 @@ class EmbeddedStore:
                 + " WHERE s.path = ? OR substr(s.path, 1, ?) = ? ORDER BY s.path",
                 (under, len(prefix), prefix),
             ).fetchall()
-        return [_source_info(r) for r in rows]
+        return [source_from_row(r) for r in rows]
 
     def _upsert_source(
         self, conn: sqlite3.Connection, source: SourceRecord, status: str, error: str | None
@@ -322,31 +217,7 @@ class EmbeddedStore:
         with self._write() as conn:
             source_id = self._upsert_source(conn, source, "ok", None)
             conn.execute("DELETE FROM chunks WHERE source_id = ?", (source_id,))
-            conn.executemany(
-                """
-                INSERT INTO chunks (source_id, position, text, heading_path, start_offset,
-                    end_offset, locator, is_summary, metadata, tokens, vector_keys,
-                    sentence_tokens)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    (
-                        source_id,
-                        ic.chunk.position,
-                        ic.chunk.text,
-                        json.dumps(list(ic.chunk.heading_path), ensure_ascii=False),
-                        ic.chunk.start,
-                        ic.chunk.end,
-                        json.dumps(ic.chunk.locator, ensure_ascii=False),
-                        int(ic.chunk.is_summary),
-                        json.dumps(ic.chunk.metadata, ensure_ascii=False),
-                        " ".join(ic.tokens),
-                        json.dumps(list(ic.vector_keys)),
-                        _sentence_json(ic.sentence_tokens),
-                    )
-                    for ic in chunks
-                ],
-            )
+            conn.executemany(INSERT_CHUNK, [chunk_row(source_id, ic) for ic in chunks])
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
         with self._write() as conn:
@@ -504,42 +375,6 @@ class EmbeddedStore:
 
     # retrieval
 
-    def _allowed(self, filters: Filters | None) -> IdArray | None:
-        if not filters:
-            return None
-        clauses: list[str] = []
-        params: list[str] = []
-        if filters.path_glob:
-            clauses.append("(s.path GLOB ? OR s.path GLOB ?)")
-            params.extend([filters.path_glob, path_glob(filters.path_glob)])
-        for key, value in filters.metadata.items():
-            clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
-            params.extend([f"$.{key}", value, f"$.{key}", value])
-        if filters.categories:
-            marks = ", ".join("?" * len(filters.categories))
-            clauses.append(f"json_extract(s.metadata, '$.category') IN ({marks})")
-            params.extend(sorted(filters.categories))
-        if filters.entities:
-            marks = ", ".join("?" * len(filters.entities))
-            clauses.append(
-                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
-                f"'$.entities'), '[]')) AS e WHERE e.value IN ({marks}))"
-            )
-            params.extend(sorted(filters.entities))
-        if filters.groups is not None:  # documents without groups are nobody's (fail closed)
-            marks = ", ".join("?" * len(filters.groups)) or "NULL"
-            clauses.append(
-                "EXISTS (SELECT 1 FROM json_each(coalesce(json_extract(s.metadata, "
-                f"'$.groups'), '[]')) AS g WHERE g.value IN ({marks}))"
-            )
-            params.extend(sorted(filters.groups))
-        rows = self._conn().execute(
-            "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
-            + " AND ".join(clauses),
-            params,
-        )
-        return np.fromiter((r[0] for r in rows), dtype=np.int64)
-
     def search_lexical(
         self,
         terms: Mapping[str, float] | Sequence[str],
@@ -550,7 +385,7 @@ class EmbeddedStore:
         within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
         return self.segments.search_lexical(
-            terms, k, self._allowed(filters), level=level, within=_ids(within)
+            terms, k, allowed_ids(self._conn(), filters), level=level, within=_ids(within)
         )
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
@@ -566,7 +401,7 @@ class EmbeddedStore:
         within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
         return self.segments.search_dense(
-            vector, k, self._allowed(filters), level=level, within=_ids(within)
+            vector, k, allowed_ids(self._conn(), filters), level=level, within=_ids(within)
         )
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
@@ -583,7 +418,7 @@ class EmbeddedStore:
                 """,
                 batch,
             ):
-                out[int(r["id"])] = _chunk(r)
+                out[int(r["id"])] = chunk_from_row(r)
         return out
 
     def source_chunks(self, path: str) -> list[Chunk]:
@@ -594,7 +429,7 @@ class EmbeddedStore:
             """,
             (path,),
         )
-        return [_chunk(r) for r in rows]
+        return [chunk_from_row(r) for r in rows]
 
     # bookkeeping
 
@@ -610,7 +445,7 @@ class EmbeddedStore:
         files = conn.execute("SELECT COUNT(*) FROM sources WHERE status = 'ok'").fetchone()[0]
         chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
         failed = [
-            _source_info(r)
+            source_from_row(r)
             for r in conn.execute(
                 self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
             )

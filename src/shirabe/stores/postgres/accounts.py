@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from shirabe.access.accounts import DuplicateError, Row
-from shirabe.stores.postgres.store import migrate
+from shirabe.stores.postgres.schema import migrate
 
 
 class PostgresDatabase:

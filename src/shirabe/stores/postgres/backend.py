@@ -9,7 +9,8 @@ from shirabe.errors import ConfigurationError
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.postgres.accounts import PostgresDatabase
-from shirabe.stores.postgres.store import MIGRATIONS, PostgresStore, migrate
+from shirabe.stores.postgres.schema import MIGRATIONS, migrate
+from shirabe.stores.postgres.store import PostgresStore
 from shirabe.stores.protocol import Migration
 
 

@@ -1,0 +1,97 @@
+"""The SQLite schema of an embedded index: numbered migrations, kept in ``PRAGMA
+user_version`` and applied once each, in order."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+# Numbered schema migrations; the n-th entry takes an index from version n-1 to n.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+        error TEXT,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        ingested_at TEXT NOT NULL
+    );
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        heading_path TEXT NOT NULL,
+        start_offset INTEGER NOT NULL,
+        end_offset INTEGER NOT NULL,
+        locator TEXT NOT NULL DEFAULT '{}',
+        is_summary INTEGER NOT NULL DEFAULT 0,
+        metadata TEXT NOT NULL DEFAULT '{}',
+        tokens TEXT NOT NULL,
+        vector_keys TEXT NOT NULL
+    );
+    CREATE INDEX chunks_by_source ON chunks(source_id);
+    CREATE TABLE embeddings (
+        model TEXT NOT NULL,
+        key TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (model, key)
+    ) WITHOUT ROWID;
+    CREATE TABLE ingests (
+        id INTEGER PRIMARY KEY,
+        finished_at TEXT NOT NULL,
+        seconds REAL NOT NULL,
+        added INTEGER NOT NULL,
+        updated INTEGER NOT NULL,
+        removed INTEGER NOT NULL,
+        unchanged INTEGER NOT NULL,
+        failed INTEGER NOT NULL
+    );
+    INSERT INTO meta (key, value) VALUES ('generation', '0');
+    """,
+    """
+    ALTER TABLE chunks ADD COLUMN sentence_tokens TEXT NOT NULL DEFAULT '[]';
+    DELETE FROM meta WHERE key = 'tokenizer';
+    """,
+    """
+    ALTER TABLE sources ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
+    """,
+)
+
+DATABASE = "index.sqlite3"
+"""The database's file name in the index folder."""
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations the database on ``conn`` (in autocommit mode) has not had yet."""
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        log.info("applied schema migration %d", number)
+
+
+def schema_version(home: Path) -> int:
+    """The schema version of the index in ``home`` (0 when there is none yet)."""
+    path = home / DATABASE
+    if not path.exists():
+        return 0
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -1,0 +1,86 @@
+"""Vector search in pgvector: an HNSW cosine index over chunk vectors, and exact scans instead
+when a filter leaves few enough chunks (so a filtered search ranks among the readable chunks
+only), when candidates are re-scored, and at sentence level (which has no index)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
+from shirabe.records import Filters, ScoredId
+from shirabe.stores.postgres.filters import filter_sql
+from shirabe.stores.protocol import Level
+
+
+def text_vector(vector: Vector) -> str:
+    """pgvector's text form, exact for float32 (COPY and parameters alike)."""
+    values = np.asarray(vector, dtype=np.float32).tolist()
+    return "[" + ",".join(map(repr, values)) + "]"
+
+
+def hnsw_index_sql(dim: int) -> str:
+    """The HNSW index on chunk vectors; HNSW needs a fixed dimension, so it indexes the column
+    cast to it (and searches must cast alike to use it)."""
+    return (
+        "CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors "
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+    )
+
+
+def hnsw_settings(conn: Any, ef_search: int) -> None:
+    """Session settings for HNSW scans, sent only when they change on this connection: the
+    candidate list size, and iterative scans so that a filter still fills the top k."""
+    if getattr(conn, "_shirabe_ef_search", None) != ef_search:
+        conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
+        conn.execute("SET hnsw.iterative_scan = strict_order")
+        conn._shirabe_ef_search = ef_search
+
+
+def search(
+    conn: Any,
+    vector: Vector,
+    k: int,
+    filters: Filters | None,
+    *,
+    level: Level,
+    within: Sequence[int] | None,
+    dim: int,
+    ef_search: int,
+    exact_below: int,
+) -> list[ScoredId]:
+    """The top ``k`` chunks by cosine similarity (at sentence level, of their best sentence)."""
+    q = text_vector(vector)
+    where, params, allowed = filter_sql(conn, filters, "x")
+    conditions = ["true"] + ([where] if where else [])
+    exact = within is not None
+    if within is not None:
+        conditions.append("x.chunk_id = ANY(%s)")
+        params.append(sorted({int(i) for i in within}))
+    if not exact and allowed is not None:
+        exact = allowed <= exact_below
+    if level == "sentence" and not exact:
+        exact = True  # sentences have no HNSW index (they re-score candidates)
+    if exact:
+        # every allowed row scored: no index, the true top k
+        distance = "x.embedding <=> %s::vector"
+    else:
+        hnsw_settings(conn, max(ef_search, k))
+        distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
+    where_sql = " AND ".join(conditions)
+    if level == "chunk":
+        # the index orders by distance alone; exact scans also break ties by id
+        order = "distance" if not exact else "distance, x.chunk_id"
+        sql = (
+            f"SELECT x.chunk_id, {distance} AS distance FROM chunk_vectors x "
+            f"WHERE {where_sql} ORDER BY {order} LIMIT %s"
+        )
+    else:
+        sql = (
+            f"SELECT x.chunk_id, min({distance}) AS distance FROM sentences x "
+            f"WHERE {where_sql} GROUP BY x.chunk_id ORDER BY distance, x.chunk_id LIMIT %s"
+        )
+    rows = conn.execute(sql, [q, *params, k]).fetchall()
+    return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]

@@ -1,0 +1,212 @@
+"""BM25 in SQL: postings tables (term, chunk, term frequency, row length) at chunk and at
+sentence level, with per-level statistics kept exact in the writers' transactions, and the
+scoring query over them."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from shirabe.records import Filters, ScoredId
+from shirabe.stores.bm25 import idf
+from shirabe.stores.postgres.filters import filter_sql
+from shirabe.stores.protocol import Level
+
+LEVEL_TABLES: tuple[tuple[Level, str], ...] = (
+    ("chunk", "postings"),
+    ("sentence", "sentence_postings"),
+)
+
+PostedChunk = tuple[int, Sequence[str], Sequence[Sequence[str]]]
+"""A chunk's id, its terms, and the terms of each of its sentence rows."""
+
+
+def drop_postings(conn: Any, ids: Sequence[int]) -> None:
+    """Delete the postings of chunks ``ids`` and take them out of the term statistics."""
+    if not ids:
+        return
+    for level, table in LEVEL_TABLES:
+        conn.execute(
+            f"""
+            UPDATE term_stats t SET df = t.df - d.n
+            FROM (SELECT term, count(*) AS n FROM {table} WHERE chunk_id = ANY(%s)
+                  GROUP BY term) d
+            WHERE t.level = %s AND t.term = d.term
+            """,
+            (list(ids), level),
+        )
+        conn.execute(f"DELETE FROM {table} WHERE chunk_id = ANY(%s)", (list(ids),))
+
+
+def adjust_stats(conn: Any, *, chunk: tuple[int, int], sentence: tuple[int, int]) -> None:
+    """Add (rows, total length) to the statistics of each level."""
+    for level, (rows, total) in (("chunk", chunk), ("sentence", sentence)):
+        if rows or total:
+            conn.execute(
+                "UPDATE level_stats SET rows = rows + %s, total_length = total_length + %s "
+                "WHERE level = %s",
+                (rows, total, level),
+            )
+
+
+def copy_postings(conn: Any, source_id: int, docs: Sequence[PostedChunk]) -> None:
+    """Write the postings of ``docs`` (chunks of the file ``source_id``) and count their terms
+    into the term statistics."""
+    with conn.cursor().copy(
+        "COPY postings (term, chunk_id, source_id, tf, length) FROM STDIN"
+    ) as copy:
+        for cid, tokens, _rows in docs:
+            for term, tf in Counter(tokens).items():
+                copy.write_row((term, cid, source_id, tf, len(tokens)))
+    with conn.cursor().copy(
+        "COPY sentence_postings (term, chunk_id, source_id, ord, tf, length) FROM STDIN"
+    ) as copy:
+        for cid, _tokens, rows in docs:
+            for ord_, sentence in enumerate(rows):
+                for term, tf in Counter(sentence).items():
+                    copy.write_row((term, cid, source_id, ord_, tf, len(sentence)))
+    ids = [cid for cid, _tokens, _rows in docs]
+    for level, table in LEVEL_TABLES:
+        conn.execute(
+            f"""
+            INSERT INTO term_stats (level, term, df)
+            SELECT %s, term, count(*) FROM {table} WHERE chunk_id = ANY(%s) GROUP BY term
+            ON CONFLICT (level, term) DO UPDATE SET df = term_stats.df + excluded.df
+            """,
+            (level, ids),
+        )
+
+
+def retokenize_chunk(
+    conn: Any, cid: int, tokens: Sequence[str], sentences: Sequence[Sequence[str]]
+) -> None:
+    """Replace chunk ``cid``'s terms (and its sentences' terms) and their postings."""
+    old = conn.execute(
+        "SELECT length, source_id FROM chunks WHERE id = %s FOR UPDATE", (cid,)
+    ).fetchone()
+    if old is None:
+        return
+    stored = conn.execute(
+        "SELECT ord, length FROM sentences WHERE chunk_id = %s ORDER BY ord", (cid,)
+    ).fetchall()
+    # sentence rows carry vectors: keep them when the sentences still line up, else the
+    # chunk becomes its own single sentence (as at ingest)
+    rows = list(sentences) if sentences and len(sentences) == len(stored) else [tokens]
+    if len(rows) == len(stored):
+        for ord_, sentence in enumerate(rows):
+            conn.execute(
+                "UPDATE sentences SET length = %s WHERE chunk_id = %s AND ord = %s",
+                (len(sentence), cid, ord_),
+            )
+    else:
+        conn.execute("DELETE FROM sentences WHERE chunk_id = %s", (cid,))
+        conn.execute(
+            "INSERT INTO sentences (chunk_id, source_id, ord, length, embedding) "
+            "SELECT chunk_id, source_id, 0, %s, embedding FROM chunk_vectors "
+            "WHERE chunk_id = %s",
+            (len(tokens), cid),
+        )
+    drop_postings(conn, [cid])
+    conn.execute(
+        "UPDATE chunks SET tokens = %s, sentence_tokens = %s, length = %s WHERE id = %s",
+        (
+            " ".join(tokens),
+            json.dumps([" ".join(x) for x in sentences], ensure_ascii=False),
+            len(tokens),
+            cid,
+        ),
+    )
+    copy_postings(conn, int(old["source_id"]), [(cid, tokens, rows)])
+    adjust_stats(
+        conn,
+        chunk=(0, len(tokens) - int(old["length"])),
+        sentence=(
+            len(rows) - len(stored),
+            sum(len(x) for x in rows) - sum(int(r["length"]) for r in stored),
+        ),
+    )
+
+
+def search(
+    conn: Any,
+    weights: Mapping[str, float],
+    k: int,
+    filters: Filters | None,
+    *,
+    level: Level,
+    within: Sequence[int] | None,
+    k1: float,
+    b: float,
+) -> list[ScoredId]:
+    """The top ``k`` chunks by BM25 for weighted query terms; zero scores are dropped."""
+    table = "postings" if level == "chunk" else "sentence_postings"
+    row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
+    stats = conn.execute(
+        "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
+    ).fetchone()
+    n = int(stats["rows"])
+    if n == 0:
+        return []
+    frequencies = {
+        r["term"]: int(r["df"])
+        for r in conn.execute(
+            "SELECT term, df FROM term_stats WHERE level = %s AND term = ANY(%s) AND df > 0",
+            (level, list(weights)),
+        )
+    }
+    if not frequencies:
+        return []
+    terms = list(frequencies)
+    # the query side of BM25, once per term: weight × Lucene's idf
+    term_idf = idf(np.asarray([frequencies[t] for t in terms]), n) * np.asarray(
+        [weights[t] for t in terms]
+    )
+    avg_len = max(int(stats["total_length"]) / n, 1e-9)
+    where, params, _allowed = filter_sql(conn, filters, "p")
+    conditions = [where] if where else []
+    if within is not None:
+        conditions.append("p.chunk_id = ANY(%s)")
+        params.append(sorted({int(i) for i in within}))
+    extra = (" AND " + " AND ".join(conditions)) if conditions else ""
+    # tf·(k1+1) / (tf + k1·(1 − b) + k1·b/avgdl · dl), summed over the query's terms
+    score = "sum(q.w * p.tf * %s / (p.tf + %s + %s * p.length))"
+    rows_sql = (
+        f"SELECT p.chunk_id, {score} AS score "
+        f"FROM unnest(%s::text[], %s::float8[]) AS q(term, w) "
+        f"JOIN {table} p ON p.term = q.term WHERE true{extra} GROUP BY {row_key}"
+    )
+    if level == "chunk":
+        sql = f"{rows_sql} ORDER BY score DESC, p.chunk_id LIMIT %s"
+    else:  # a chunk scores by its best sentence
+        sql = (
+            f"SELECT chunk_id, max(score) AS score FROM ({rows_sql}) r "
+            "GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %s"
+        )
+    args = [
+        k1 + 1,
+        k1 * (1 - b),
+        k1 * b / avg_len,
+        terms,
+        [float(x) for x in term_idf],
+        *params,
+        k,
+    ]
+    found = conn.execute(sql, args).fetchall()
+    return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]
+
+
+def document_frequencies(conn: Any, terms: Sequence[str]) -> dict[str, int]:
+    """How many chunks contain each term (0 for terms no chunk holds)."""
+    unique = list(dict.fromkeys(terms))
+    out = dict.fromkeys(unique, 0)
+    if not unique:
+        return out
+    for row in conn.execute(
+        "SELECT term, df FROM term_stats WHERE level = 'chunk' AND term = ANY(%s)", (unique,)
+    ):
+        out[row["term"]] = int(row["df"])
+    return out

@@ -1,0 +1,217 @@
+"""The PostgreSQL schema: numbered migrations applied once each, under an advisory lock, so
+any number of servers can start against one database; and throwaway databases for tests."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from shirabe.errors import ShirabeError
+
+log = logging.getLogger(__name__)
+
+# Numbered schema migrations; the n-th entry takes a database from version n-1 to n.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE EXTENSION IF NOT EXISTS vector;
+    CREATE TABLE shirabe_meta (key text PRIMARY KEY, value text NOT NULL);
+    CREATE TABLE sources (
+        id bigserial PRIMARY KEY,
+        path text NOT NULL UNIQUE,
+        sha256 text NOT NULL,
+        size bigint NOT NULL,
+        mtime double precision NOT NULL,
+        status text NOT NULL CHECK (status IN ('ok', 'failed')),
+        error text,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        warnings jsonb NOT NULL DEFAULT '[]',
+        ingested_at text NOT NULL,
+        chunk_count integer NOT NULL DEFAULT 0
+    );
+    CREATE TABLE chunks (
+        id bigserial PRIMARY KEY,
+        source_id bigint NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        text text NOT NULL,
+        heading_path jsonb NOT NULL,
+        start_offset integer NOT NULL,
+        end_offset integer NOT NULL,
+        locator jsonb NOT NULL DEFAULT '{}',
+        is_summary boolean NOT NULL DEFAULT false,
+        metadata jsonb NOT NULL DEFAULT '{}',
+        tokens text NOT NULL,
+        sentence_tokens jsonb NOT NULL DEFAULT '[]',
+        vector_keys jsonb NOT NULL,
+        length integer NOT NULL
+    );
+    CREATE INDEX chunks_by_source ON chunks (source_id);
+    -- vectors in narrow tables of their own: scans read no text, and rows stay un-TOASTed
+    -- the file's id is repeated in the search tables, so filters (folders, categories, access
+    -- groups) become one list of file ids checked before ranking
+    CREATE TABLE chunk_vectors (
+        chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
+        source_id bigint NOT NULL,
+        embedding vector NOT NULL
+    );
+    CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id);
+    CREATE TABLE sentences (
+        chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        source_id bigint NOT NULL,
+        ord integer NOT NULL,
+        length integer NOT NULL,
+        embedding vector NOT NULL,
+        PRIMARY KEY (chunk_id, ord)
+    );
+    CREATE TABLE postings (
+        term text NOT NULL,
+        chunk_id bigint NOT NULL,
+        source_id bigint NOT NULL,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (term, chunk_id) INCLUDE (tf, length, source_id)
+    );
+    CREATE INDEX postings_by_chunk ON postings (chunk_id);
+    CREATE TABLE sentence_postings (
+        term text NOT NULL,
+        chunk_id bigint NOT NULL,
+        source_id bigint NOT NULL,
+        ord integer NOT NULL,
+        tf integer NOT NULL,
+        length integer NOT NULL,
+        PRIMARY KEY (term, chunk_id, ord) INCLUDE (tf, length, source_id)
+    );
+    CREATE INDEX sentence_postings_by_chunk ON sentence_postings (chunk_id);
+    -- postings carry no foreign key (a check per row would slow ingest); the store deletes a
+    -- chunk's postings with the chunk, in the same transaction
+    CREATE TABLE term_stats (
+        level text NOT NULL,
+        term text NOT NULL,
+        df bigint NOT NULL,
+        PRIMARY KEY (level, term)
+    );
+    CREATE TABLE level_stats (
+        level text PRIMARY KEY,
+        rows bigint NOT NULL,
+        total_length bigint NOT NULL
+    );
+    INSERT INTO level_stats VALUES ('chunk', 0, 0), ('sentence', 0, 0);
+    CREATE TABLE embeddings (
+        model text NOT NULL,
+        key text NOT NULL,
+        vector bytea NOT NULL,
+        PRIMARY KEY (model, key)
+    );
+    CREATE TABLE ingests (
+        id bigserial PRIMARY KEY,
+        finished_at text NOT NULL,
+        seconds double precision NOT NULL,
+        added integer NOT NULL,
+        updated integer NOT NULL,
+        removed integer NOT NULL,
+        unchanged integer NOT NULL,
+        failed integer NOT NULL
+    );
+    """,
+    """
+    CREATE TABLE users (
+        name text PRIMARY KEY,
+        groups text NOT NULL,
+        admin integer NOT NULL DEFAULT 0,
+        created_at text NOT NULL
+    );
+    CREATE TABLE tokens (
+        id bigserial PRIMARY KEY,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        hash text NOT NULL UNIQUE,
+        label text NOT NULL DEFAULT '',
+        created_at text NOT NULL,
+        last_used_at text,
+        revoked integer NOT NULL DEFAULT 0
+    );
+    """,
+)
+
+_MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
+WRITE_LOCK = _MIGRATION_LOCK + 1
+"""Held (per transaction) by every writer of the index, so writers take turns."""
+
+
+class DatabaseError(ShirabeError):
+    """The database cannot be reached or used; the message says why."""
+
+
+def migrate(url: str) -> list[int]:
+    """Bring the database at ``url`` to the newest schema; returns the versions applied."""
+    import psycopg
+
+    applied: list[int] = []
+    try:
+        conn = psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the database: {exc}") from exc
+    with conn:
+        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        if standby and standby[0]:  # a read replica follows its primary's schema
+            found = schema_version(url)
+            if found != len(MIGRATIONS):
+                raise DatabaseError(
+                    f"the read replica's schema is version {found}, not {len(MIGRATIONS)}: "
+                    "migrate the primary first"
+                )
+            return []
+        conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS shirabe_schema (version integer NOT NULL, "
+                "applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            row = conn.execute("SELECT max(version) FROM shirabe_schema").fetchone()
+            version = int(row[0]) if row and row[0] is not None else 0
+            if version > len(MIGRATIONS):
+                raise DatabaseError(
+                    f"the database schema is version {version}, newer than this shirabe "
+                    f"({len(MIGRATIONS)}); upgrade shirabe"
+                )
+            for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+                with conn.transaction():
+                    conn.execute(script)
+                    conn.execute("INSERT INTO shirabe_schema (version) VALUES (%s)", (number,))
+                applied.append(number)
+                log.info("applied schema migration %d", number)
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+    return applied
+
+
+@contextmanager
+def temporary_database(
+    server: str, prefix: str = "shirabe_tmp", *, keep: bool = False
+) -> Iterator[str]:
+    """A new, empty database on the server at ``server`` (any database URL on it), dropped on
+    leaving the block unless ``keep``: for tests and benchmarks."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_conninfo(server, dbname=name)
+    finally:
+        if not keep:
+            with psycopg.connect(server, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def schema_version(url: str) -> int:
+    """The schema version of the database at ``url`` (0 when it has no schema yet)."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        exists = conn.execute("SELECT to_regclass('shirabe_schema') IS NOT NULL").fetchone()
+        if not exists or not exists[0]:
+            return 0
+        row = conn.execute("SELECT max(version) FROM shirabe_schema").fetchone()
+        return int(row[0]) if row and row[0] is not None else 0

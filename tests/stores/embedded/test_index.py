@@ -1,0 +1,213 @@
+"""The segment index: BM25 and cosine over all segments, tombstones, merges, manifests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shirabe.stores.bm25 import bm25_weights, idf
+from shirabe.stores.embedded.index import SegmentIndex
+from shirabe.stores.embedded.segments import SegmentDoc, build_segment
+from shirabe.stores.protocol import Level
+
+DIM = 3
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+DOCS = [
+    SegmentDoc(1, ["有給", "休暇", "申請"], unit(1, 0, 0)),
+    SegmentDoc(2, ["経費", "精算", "申請", "申請"], unit(0, 1, 0)),
+    SegmentDoc(
+        3,
+        ["障害", "err-107", "復旧"],
+        unit(0, 0, 1),
+        sentence_tokens=[["障害"], ["err-107", "復旧"]],
+        sentence_vectors=np.vstack([unit(0, 1, 1), unit(1, 0, 1)]),
+    ),
+]
+
+
+def expected_bm25(term_tf: int, dl: int, df: int, n: int, avg: float) -> float:
+    weight = bm25_weights(np.asarray([term_tf]), np.asarray([dl]), avg_len=avg, k1=1.2, b=0.75)
+    return float(idf(df, n) * weight[0])
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> SegmentIndex:
+    idx = SegmentIndex(tmp_path / "segments")
+    idx.apply(generation=1, dim=DIM, add=DOCS[:2], remove=np.zeros(0, np.int64))
+    idx.apply(generation=2, dim=DIM, add=DOCS[2:], remove=np.zeros(0, np.int64))
+    return idx
+
+
+def test_bm25_uses_statistics_across_segments(index: SegmentIndex) -> None:
+    hits = index.search_lexical(["申請"], k=10)
+    avg = (3 + 4 + 3) / 3
+    assert [h.chunk_id for h in hits] == [2, 1]
+    assert hits[0].score == pytest.approx(expected_bm25(2, 4, 2, 3, avg))
+    assert hits[1].score == pytest.approx(expected_bm25(1, 3, 2, 3, avg))
+
+
+def test_ids_kept_whole_and_zero_scores_dropped(index: SegmentIndex) -> None:
+    assert [h.chunk_id for h in index.search_lexical(["err-107"], k=10)] == [3]
+    assert index.search_lexical(["存在しない"], k=10) == []
+    assert index.search_lexical([], k=10) == []
+
+
+def test_sentence_level_scores_best_sentence(index: SegmentIndex) -> None:
+    hits = index.search_lexical(["err-107", "復旧"], k=10, level="sentence")
+    assert [h.chunk_id for h in hits] == [3]
+    dense = index.search_dense(unit(1, 0, 1), k=3, level="sentence")
+    assert dense[0].chunk_id == 3
+    assert dense[0].score == pytest.approx(1.0, abs=1e-6)
+    # chunks without separate sentences are their own single sentence
+    assert {h.chunk_id for h in dense} == {1, 2, 3}
+
+
+def test_dense_chunk_level(index: SegmentIndex) -> None:
+    hits = index.search_dense(unit(0, 1, 0), k=2)
+    assert hits[0].chunk_id == 2
+    assert hits[0].score == pytest.approx(1.0, abs=1e-6)
+
+
+def test_allowed_filters_before_ranking(index: SegmentIndex) -> None:
+    hits = index.search_lexical(["申請"], k=1, allowed=np.asarray([1], np.int64))
+    assert [h.chunk_id for h in hits] == [1]
+
+
+def test_tombstones_hide_chunks(index: SegmentIndex) -> None:
+    index.apply(generation=3, dim=DIM, add=[], remove=np.asarray([2], np.int64))
+    assert [h.chunk_id for h in index.search_lexical(["申請"], k=10)] == [1]
+    assert 2 not in {h.chunk_id for h in index.search_dense(unit(0, 1, 0), k=10)}
+    assert sorted(index.indexed_ids().tolist()) == [1, 3]
+    assert index.generation == 3
+
+
+def test_many_updates_merge_and_stay_correct(tmp_path: Path) -> None:
+    idx = SegmentIndex(tmp_path / "segments")
+    for i in range(1, 21):
+        idx.apply(
+            generation=i,
+            dim=DIM,
+            add=[SegmentDoc(i, ["共通", f"語{i}"], unit(1, i, 0))],
+            remove=np.asarray([i - 1], np.int64) if i % 2 == 0 else np.zeros(0, np.int64),
+        )
+    view = idx.view()
+    assert view is not None
+    assert len(view.segments) <= 8
+    live = sorted(idx.indexed_ids().tolist())
+    assert live == [i for i in range(1, 21) if not (i % 2 == 1 and i + 1 <= 20)]
+    assert sorted(h.chunk_id for h in idx.search_lexical(["共通"], k=100)) == live
+    assert [h.chunk_id for h in idx.search_lexical(["語20"], k=5)] == [20]
+    # nothing but the manifest, live segments and tombstones stays on disk
+    names = {p.name for p in (tmp_path / "segments").iterdir()}
+    assert names - {"manifest.json"} == set(view.manifest.segments) | (
+        {view.manifest.tombstones} if view.manifest.tombstones else set()
+    )
+
+
+def test_reader_sees_new_manifest(tmp_path: Path) -> None:
+    writer = SegmentIndex(tmp_path / "segments")
+    reader = SegmentIndex(tmp_path / "segments")
+    writer.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
+    assert [h.chunk_id for h in reader.search_lexical(["休暇"], k=5)] == [1]
+    writer.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.asarray([1], np.int64))
+    assert reader.search_lexical(["休暇"], k=5) == []
+    assert [h.chunk_id for h in reader.search_lexical(["経費"], k=5)] == [2]
+
+
+def test_reader_sees_a_manifest_that_kept_inode_size_and_time(tmp_path: Path) -> None:
+    """A replaced manifest can look unchanged to stat (inode reused, same size, same
+    modification tick); a view cached on that would make a writer index chunks twice."""
+    directory = tmp_path / "segments"
+    writer = SegmentIndex(directory)
+    reader = SegmentIndex(directory)
+    writer.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
+    assert [h.chunk_id for h in reader.search_lexical(["休暇"], k=5)] == [1]
+    manifest = directory / "manifest.json"
+    before = manifest.stat()
+    old = manifest.read_bytes()
+    other = SegmentIndex(tmp_path / "other")
+    other.apply(generation=1, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
+    (segment,) = other.view().manifest.segments  # type: ignore[union-attr]
+    shutil.copytree(tmp_path / "other" / segment, directory / "seg-999999")
+    new = old.replace(b'"generation": 1', b'"generation": 2')
+    for name in writer.view().manifest.segments:  # type: ignore[union-attr]
+        new = new.replace(name.encode(), b"seg-999999")
+    assert len(new) == len(old)
+    with manifest.open("r+b") as fh:  # same inode, same size
+        fh.write(new)
+    os.utime(manifest, ns=(before.st_atime_ns, before.st_mtime_ns))  # same tick
+    assert (manifest.stat().st_ino, manifest.stat().st_mtime_ns, manifest.stat().st_size) == (
+        before.st_ino,
+        before.st_mtime_ns,
+        before.st_size,
+    )
+    assert reader.search_lexical(["休暇"], k=5) == []
+    assert [h.chunk_id for h in reader.search_lexical(["経費"], k=5)] == [2]
+
+
+@pytest.mark.parametrize("level", ["chunk", "sentence"])
+def test_rescoring_within_candidates_matches_full_scoring(
+    index: SegmentIndex, level: Level
+) -> None:
+    within = np.asarray([1, 3], np.int64)
+    terms = {"障害": 1.0, "申請": 2.0, "err-107": 3.0}
+    full = {h.chunk_id: h.score for h in index.search_lexical(terms, 10, level=level)}
+    part = {
+        h.chunk_id: h.score for h in index.search_lexical(terms, 10, level=level, within=within)
+    }
+    assert part == pytest.approx({cid: s for cid, s in full.items() if cid in {1, 3}})
+    q = unit(1, 1, 1)
+    full_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level)}
+    part_d = {h.chunk_id: h.score for h in index.search_dense(q, 10, level=level, within=within)}
+    assert part_d == pytest.approx({cid: s for cid, s in full_d.items() if cid in {1, 3}})
+
+
+def test_merges_keep_id_ranges_disjoint_when_the_largest_is_in_the_middle(
+    tmp_path: Path,
+) -> None:
+    """Merging the segments on both sides of the largest made one spanning it, and the next
+    full merge failed (seen as a failed ingest while queries ran)."""
+    idx = SegmentIndex(tmp_path / "segments")
+    generation = 0
+
+    def add(ids: range) -> None:
+        nonlocal generation
+        generation += 1
+        docs = [SegmentDoc(i, ["共通", f"語{i}"], unit(1, i, 0)) for i in ids]
+        idx.apply(generation=generation, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
+
+    add(range(1, 2))  # a small segment first
+    add(range(2, 40))  # the largest, in the middle once more come
+    for start in range(40, 40 + 3 * 12, 3):
+        add(range(start, start + 3))
+    view = idx.view()
+    assert view is not None
+    ranges = sorted((int(s.chunk_ids[0]), int(s.chunk_ids[-1])) for s in view.segments)
+    assert all(a[1] < b[0] for a, b in pairwise(ranges)), ranges
+    idx.optimize()
+    assert sorted(h.chunk_id for h in idx.search_lexical(["共通"], k=1000)) == list(range(1, 76))
+
+
+def test_a_segment_left_by_a_killed_writer_is_replaced(tmp_path: Path) -> None:
+    """A writer killed after saving a segment but before publishing the manifest leaves a
+    directory under the next name; the next writer must overwrite it, not fail."""
+    idx = SegmentIndex(tmp_path / "segments")
+    idx.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
+    counter = idx.view().manifest.counter  # type: ignore[union-attr]
+    orphan = tmp_path / "segments" / f"seg-{counter + 1:06d}"
+    build_segment(DOCS[2:], DIM).save(orphan)  # saved, never published
+    assert [h.chunk_id for h in idx.search_lexical(["障害"], k=5)] == []
+    idx.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
+    assert [h.chunk_id for h in idx.search_lexical(["経費"], k=5)] == [2]
+    assert idx.search_lexical(["障害"], k=5) == []  # the orphan's content never shows
