@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
+from shirabe import plugins
 from shirabe.answering.prompting import MARKER, marker_numbers
+from shirabe.loaders import registry as loaders
 
 ROOT = Path(__file__).resolve().parents[1]
 """The project root."""
@@ -37,3 +42,31 @@ def shared(path: Path = FIXTURES) -> Path:
 def cited(text: str) -> list[list[int]]:
     """The passage numbers of each citation marker in an answer, in order."""
     return [marker_numbers(m.group(1)) for m in MARKER.finditer(text)]
+
+
+@contextmanager
+def installed(
+    site: Path,
+    name: str,
+    module: str,
+    code: str,
+    entry_points: str,
+) -> Iterator[None]:
+    """A package as pip leaves it in site-packages (its module and its dist-info with
+    ``entry_points``), put on the path (a spawned worker process inherits it) and seen by the
+    registries for the duration of the block."""
+    info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / f"{module}.py").write_text(code, encoding="utf-8")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    sys.path.insert(0, str(site))
+    plugins.refresh()
+    loaders.refresh()
+    try:
+        yield
+    finally:
+        sys.path.remove(str(site))
+        sys.modules.pop(module, None)
+        plugins.refresh()
+        loaders.refresh()

@@ -19,7 +19,7 @@ from shirabe.loaders import registry as loaders
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.settings import Settings
 
-from tests.support import ROOT
+from tests.support import ROOT, installed
 
 DOC = ROOT / "docs" / "plugins.md"
 ORG = """#+TITLE: 社内手順メモ
@@ -47,32 +47,15 @@ def write_example(folder: Path) -> Path:
 
 
 @pytest.fixture
-def fresh_registries() -> Iterator[None]:
-    plugins.refresh()
-    loaders.refresh()
-    yield
-    plugins.refresh()
-    loaders.refresh()
-
-
-def fake_install(site: Path, name: str, module: str, code: str, entry_points: str) -> None:
-    """What pip leaves in site-packages for a package: its module and its dist-info."""
-    info = site / f"{name.replace('-', '_')}-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (site / f"{module}.py").write_text(code, encoding="utf-8")
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
-
-
-def test_the_example_registers_its_format(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_registries: None
-) -> None:
-    site = tmp_path / "site"
+def org_format(tmp_path: Path) -> Iterator[None]:
+    """The documented example package, as installed."""
     code = example_files()["shirabe-org/shirabe_org.py"]
-    fake_install(
-        site, "shirabe-org", "shirabe_org", code, "[shirabe.loaders]\norg = shirabe_org:OrgLoader\n"
-    )
-    monkeypatch.syspath_prepend(str(site))
+    entry = "[shirabe.loaders]\norg = shirabe_org:OrgLoader\n"
+    with installed(tmp_path / "site", "shirabe-org", "shirabe_org", code, entry):
+        yield
+
+
+def test_the_example_registers_its_format(tmp_path: Path, org_format: None) -> None:
     assert "org" in plugins.Registry("loaders").names()
     notes = tmp_path / "notes.org"
     notes.write_text(ORG, encoding="utf-8")
@@ -89,16 +72,12 @@ def test_the_example_registers_its_format(
 
 
 def test_shirabe_keeps_its_own_name_when_a_package_registers_it_too(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    fresh_registries: None,
-    caplog: pytest.LogCaptureFixture,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    site = tmp_path / "site"
     code = "class Csv:\n    extensions = ('.csv',)\n\n    def load(self, path, options): ...\n"
-    fake_install(site, "other-csv", "other_csv", code, "[shirabe.loaders]\ncsv = other_csv:Csv\n")
-    monkeypatch.syspath_prepend(str(site))
-    loader = loaders.loader_for(Path("a.csv"))
+    entry = "[shirabe.loaders]\ncsv = other_csv:Csv\n"
+    with installed(tmp_path / "site", "other-csv", "other_csv", code, entry):
+        loader = loaders.loader_for(Path("a.csv"))
     assert type(loader).__module__ == "shirabe.loaders.csv"
     assert "already registers it" in caplog.text and "other-csv" in caplog.text
 

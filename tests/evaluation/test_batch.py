@@ -13,6 +13,7 @@ from typer.testing import CliRunner, Result
 
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.cli.app import app
+from shirabe.engine import Shirabe
 from shirabe.evaluation.batch import (
     BatchError,
     Question,
@@ -23,7 +24,8 @@ from shirabe.evaluation.batch import (
     resume,
     run,
 )
-from shirabe.records import Answer, Chunk, Hit
+from shirabe.records import Answer, Chunk, Filters, Hit
+from shirabe.settings import Settings
 
 runner = CliRunner()
 
@@ -131,14 +133,16 @@ def test_output_file_of_another_kind_is_refused() -> None:
         parse_rows("id,question\r\n1,x\r\n", "p.csv", ("id", "answer"))
 
 
-class FakeShirabe:
-    """Answers from a script: a string answers, an exception is raised from ``ask``."""
+class FakeShirabe(Shirabe):
+    """Answers from a script: a string answers, an exception is raised from ``ask``. Nothing
+    else of the engine is used (it builds its parts on first use, so none is built)."""
 
     def __init__(self, script: dict[str, str | BaseException]) -> None:
+        super().__init__(Settings())
         self.script = script
         self.asked: list[str] = []
 
-    def ask(self, question: str, **_: object) -> Answer:
+    def ask(self, question: str, *, k: int | None = None, filters: Filters | None = None) -> Answer:
         self.asked.append(question)
         outcome = self.script[question]
         if isinstance(outcome, BaseException):
@@ -163,7 +167,7 @@ def test_run_records_errors_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
         }
     )
     pred, reasons = tmp_path / "p.csv", tmp_path / "r.csv"
-    summary = run(fake, questions, pred, reasons)  # type: ignore[arg-type]
+    summary = run(fake, questions, pred, reasons)
     assert summary.interrupted
     assert (summary.answered, summary.failed, summary.remaining) == (1, 1, 2)
     assert fake.asked == ["質問1", "質問2", "質問3"]
@@ -178,7 +182,7 @@ def test_run_records_errors_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
 
     fake.script = {"質問2": REFUSAL_TEXT, "質問3": "三", "質問4": "四"}
     fake.asked = []
-    summary = run(fake, questions, pred, reasons)  # type: ignore[arg-type]
+    summary = run(fake, questions, pred, reasons)
     assert fake.asked == ["質問2", "質問3", "質問4"]
     assert (summary.skipped, summary.refused, summary.answered, summary.failed) == (1, 1, 2, 0)
     assert [r["id"] for r in _read_csv(pred)] == ["q1", "q2", "q3", "q4"]
@@ -187,7 +191,7 @@ def test_run_records_errors_and_stops_cleanly_on_ctrl_c(tmp_path: Path) -> None:
 
 def test_rationales_must_differ_from_predictions(tmp_path: Path) -> None:
     with pytest.raises(BatchError, match="different file"):
-        run(FakeShirabe({}), [], tmp_path / "p.csv", tmp_path / "p.csv")  # type: ignore[arg-type]
+        run(FakeShirabe({}), [], tmp_path / "p.csv", tmp_path / "p.csv")
 
 
 # --- end to end ----------------------------------------------------------------------------

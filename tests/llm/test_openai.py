@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -25,6 +26,7 @@ from shirabe.llm.openai import (
 from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
+from shirabe.stores.embedded.store import EmbeddedStore
 
 KEY = "sk-test-0123456789abcdef"
 BASE = "http://model.test/v1"
@@ -314,8 +316,9 @@ def test_sse_parsing() -> None:
         list(sse_data(["data: {oops"]))
 
 
-def test_settings_choose_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert make_generator(Settings(), None, StubEmbedder()).name == "extractive"  # type: ignore[arg-type]
+def test_settings_choose_the_generator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = EmbeddedStore(tmp_path / "index")  # the generators keep it; none is searched here
+    assert make_generator(Settings(), store, StubEmbedder()).name == "extractive"
     preset = llm_config(Settings(generator="openai", llm_preset="ollama"))
     assert preset.base_url == "http://localhost:11434/v1"
     explicit = llm_config(
@@ -329,9 +332,10 @@ def test_settings_choose_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SHIRABE_LLM_TIMEOUT", "5")
     settings = Settings()
     assert settings.generator == "openai"
-    built = make_generator(settings, store=None, embedder=StubEmbedder())  # type: ignore[arg-type]
+    built = make_generator(settings, store=store, embedder=StubEmbedder())
     assert isinstance(built, LLMGenerator) and isinstance(built.chat, OpenAIChat)
     assert built.chat.base_url == "http://localhost:1234/v1"
+    store.close()
 
 
 def test_azure_settings_need_endpoint_and_deployment() -> None:

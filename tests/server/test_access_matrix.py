@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pytest
 from fastapi.testclient import TestClient
@@ -92,13 +93,156 @@ def test_the_leak_detector_sees_leaks() -> None:
     assert leaks("MARKUP7", "hr_user", uploads) == ["MARKUP7"]  # unknown upload: never shown
 
 
+@dataclass
+class Walk:
+    """The state of one random walk: the server, who may read each document and upload, and
+    the random choices (taken in a fixed order, so a seed always gives the same walk)."""
+
+    client: TestClient
+    tokens: dict[str, str]
+    per_group: dict[str, int]
+    rng: random.Random
+    ids: dict[int, set[str]]
+    """Document id -> the groups that may read it."""
+    uploads: dict[int, set[str]] = field(default_factory=dict)
+    """Upload number -> the groups that may read it."""
+
+    def headers(self, user: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[user]}"}
+
+
+class Reply(Protocol):
+    """What the checks read of a response (the test client's response type)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+Request = Callable[[Walk, str, str, str], Reply | None]
+"""One kind of request by ``user`` about ``topic`` and ``group``: the response for the
+common checks, or None when the kind checked everything itself."""
+
+
+def search(walk: Walk, user: str, topic: str, group: str) -> Reply:
+    params: dict[str, Any] = {"q": f"{topic}の申請 MARK{group.upper()}", "top_k": 10}
+    if walk.rng.random() < 0.3:
+        params["category"] = FOLDERS[walk.rng.choice([*GROUPS, "public"])]
+    return walk.client.get("/api/search", params=params, headers=walk.headers(user))
+
+
+def ask(walk: Walk, user: str, topic: str, group: str) -> Reply:
+    question = f"{topic}の担当者コードは？"
+    return walk.client.post("/api/ask", json={"question": question}, headers=walk.headers(user))
+
+
+def stream(walk: Walk, user: str, topic: str, group: str) -> Reply:
+    question = f"{FOLDERS[group]}の{topic}の申請方法は？"
+    return walk.client.post(
+        "/api/ask/stream", json={"question": question}, headers=walk.headers(user)
+    )
+
+
+def documents(walk: Walk, user: str, topic: str, group: str) -> Reply:
+    params: dict[str, Any] = {
+        "limit": walk.rng.choice([1, 5, 50]),
+        "offset": walk.rng.choice([0, 3]),
+    }
+    if walk.rng.random() < 0.5:
+        params["category"] = FOLDERS[group]
+    if walk.rng.random() < 0.3:
+        params["q"] = topic
+    response = walk.client.get("/api/documents", params=params, headers=walk.headers(user))
+    assert response.status_code == 200, (user, response.text)
+    if not USERS[user][1]:
+        readable = {FOLDERS[g] for g in visible(user)}
+        for item in response.json()["items"]:
+            folder = item["path"].split("/")[0]
+            assert folder in readable or folder == UPLOADS, (user, item)
+    return response
+
+
+def content(walk: Walk, user: str, topic: str, group: str) -> Reply | None:
+    document_id, readers = walk.rng.choice(list(walk.ids.items()))
+    response = walk.client.get(f"/api/documents/{document_id}", headers=walk.headers(user))
+    if readers & visible(user):
+        return response
+    assert response.status_code == 404, (user, document_id, response.text)
+    assert not leaks(response.text, user, walk.uploads)
+    return None
+
+
+def status(walk: Walk, user: str, topic: str, group: str) -> Reply:
+    response = walk.client.get("/api/status", headers=walk.headers(user))
+    body = response.json()
+    expected = sum(walk.per_group[g] for g in visible(user))
+    readable_uploads = [n for n, r in walk.uploads.items() if r & visible(user)]
+    assert body["files"] == expected + len(readable_uploads), (user, body)
+    shown = {c["name"] for c in body["categories"]}
+    folders = {FOLDERS[g] for g in visible(user)}
+    if readable_uploads:
+        folders.add(UPLOADS)
+    assert shown == folders, (user, shown)
+    return response
+
+
+def upload(walk: Walk, user: str, topic: str, group: str) -> Reply | None:
+    groups, admin = USERS[user]
+    number = len(walk.uploads)
+    data: dict[str, Any] = {"category": UPLOADS}
+    chosen = sorted(walk.rng.sample([*GROUPS, "public"], walk.rng.randint(1, 2)))
+    if admin or walk.rng.random() < 0.2:
+        data["groups"] = chosen
+    marker = f"MARKUP{number}"
+    text = f"# {topic}の補足 {marker}\n\n{topic}の補足資料の番号は{marker}である。\n"
+    response = walk.client.post(
+        "/api/documents",
+        files={"files": (f"up{number}.md", text.encode("utf-8"), "text/markdown")},
+        data=data,
+        headers=walk.headers(user),
+    )
+    if "groups" in data and not admin:
+        assert response.status_code == 403, response.text
+        return None
+    assert response.status_code == 200, response.text
+    readers = set(chosen) if admin else set(groups or ["public"])
+    assert set(response.json()["groups"]) == readers
+    walk.uploads[number] = readers
+    listed = walk.client.get(
+        "/api/documents", params={"q": f"up{number}.md"}, headers=walk.headers("admin")
+    ).json()["items"]
+    walk.ids[listed[0]["id"]] = readers
+    return response
+
+
+def admin_only(walk: Walk, user: str, topic: str, group: str) -> None:
+    if walk.rng.random() < 0.5:
+        response = walk.client.post("/api/reindex", headers=walk.headers(user))
+    else:
+        response = walk.client.delete("/api/documents/999999", headers=walk.headers(user))
+    if not USERS[user][1]:
+        assert response.status_code == 403
+
+
+REQUEST_KINDS: dict[str, tuple[Request, int]] = {
+    "search": (search, 3),
+    "ask": (ask, 2),
+    "stream": (stream, 2),
+    "documents": (documents, 2),
+    "content": (content, 2),
+    "status": (status, 2),
+    "upload": (upload, 1),
+    "admin": (admin_only, 1),
+}
+"""Each kind of request and how often the walk makes it, relative to the others."""
+
+
 def test_randomized_requests_never_leak(world: dict[str, Any]) -> None:
     client: TestClient = world["client"]
-    rng = random.Random(20261130)
-    counts: dict[str, int] = {}
-    uploads: dict[int, set[str]] = {}  # upload number -> the groups that may read it
-    kinds = ["search", "ask", "stream", "documents", "content", "status", "upload", "admin"]
-    weights = [3, 2, 2, 2, 2, 2, 1, 1]
     ids = {
         d["id"]: FOLDERS_BY_NAME[d["path"].split("/")[0]]
         for d in client.get(
@@ -107,92 +251,22 @@ def test_randomized_requests_never_leak(world: dict[str, Any]) -> None:
             headers={"Authorization": f"Bearer {world['tokens']['admin']}"},
         ).json()["items"]
     }
+    walk = Walk(client, world["tokens"], world["per_group"], random.Random(20261130), ids)
+    kinds = list(REQUEST_KINDS)
+    weights = [weight for _, weight in REQUEST_KINDS.values()]
+    counts: dict[str, int] = {}
     for _ in range(REQUESTS):
-        user = rng.choice(list(USERS))
-        groups, admin = USERS[user]
-        headers = {"Authorization": f"Bearer {world['tokens'][user]}"}
-        topic = rng.choice(TOPICS)
-        group = rng.choice([*GROUPS, "public"])
-        kind = rng.choices(kinds, weights)[0]
+        user = walk.rng.choice(list(USERS))
+        topic = walk.rng.choice(TOPICS)
+        group = walk.rng.choice([*GROUPS, "public"])
+        kind = walk.rng.choices(kinds, weights)[0]
         counts[kind] = counts.get(kind, 0) + 1
-        if kind == "search":
-            params: dict[str, Any] = {"q": f"{topic}の申請 MARK{group.upper()}", "top_k": 10}
-            if rng.random() < 0.3:
-                params["category"] = FOLDERS[rng.choice([*GROUPS, "public"])]
-            response = client.get("/api/search", params=params, headers=headers)
-        elif kind == "ask":
-            question = f"{topic}の担当者コードは？"
-            response = client.post("/api/ask", json={"question": question}, headers=headers)
-        elif kind == "stream":
-            question = f"{FOLDERS[group]}の{topic}の申請方法は？"
-            response = client.post("/api/ask/stream", json={"question": question}, headers=headers)
-        elif kind == "documents":
-            params = {"limit": rng.choice([1, 5, 50]), "offset": rng.choice([0, 3])}
-            if rng.random() < 0.5:
-                params["category"] = FOLDERS[group]
-            if rng.random() < 0.3:
-                params["q"] = topic
-            response = client.get("/api/documents", params=params, headers=headers)
-        elif kind == "content":
-            document_id, readers = rng.choice(list(ids.items()))
-            response = client.get(f"/api/documents/{document_id}", headers=headers)
-            if not readers & visible(user):
-                assert response.status_code == 404, (user, document_id, response.text)
-                assert not leaks(response.text, user, uploads)
-                continue
-        elif kind == "status":
-            response = client.get("/api/status", headers=headers)
-            body = response.json()
-            expected = sum(world["per_group"][g] for g in visible(user))
-            readable_uploads = [n for n, r in uploads.items() if r & visible(user)]
-            assert body["files"] == expected + len(readable_uploads), (user, body)
-            shown = {c["name"] for c in body["categories"]}
-            folders = {FOLDERS[g] for g in visible(user)}
-            if readable_uploads:
-                folders.add(UPLOADS)
-            assert shown == folders, (user, shown)
-        elif kind == "upload":
-            number = len(uploads)
-            data: dict[str, Any] = {"category": UPLOADS}
-            chosen = sorted(rng.sample([*GROUPS, "public"], rng.randint(1, 2)))
-            if admin or rng.random() < 0.2:
-                data["groups"] = chosen
-            marker = f"MARKUP{number}"
-            text = f"# {topic}の補足 {marker}\n\n{topic}の補足資料の番号は{marker}である。\n"
-            response = client.post(
-                "/api/documents",
-                files={"files": (f"up{number}.md", text.encode("utf-8"), "text/markdown")},
-                data=data,
-                headers=headers,
-            )
-            if "groups" in data and not admin:
-                assert response.status_code == 403, response.text
-                continue
-            assert response.status_code == 200, response.text
-            readers = set(chosen) if admin else set(groups or ["public"])
-            assert set(response.json()["groups"]) == readers
-            uploads[number] = readers
-            listed = client.get(
-                "/api/documents",
-                params={"q": f"up{number}.md"},
-                headers={"Authorization": f"Bearer {world['tokens']['admin']}"},
-            ).json()["items"]
-            ids[listed[0]["id"]] = readers
-        else:
-            if rng.random() < 0.5:
-                response = client.post("/api/reindex", headers=headers)
-            else:
-                response = client.delete("/api/documents/999999", headers=headers)
-            if not admin:
-                assert response.status_code == 403
+        request, _ = REQUEST_KINDS[kind]
+        response = request(walk, user, topic, group)
+        if response is None:
             continue
         assert response.status_code == 200, (kind, user, response.text)
-        found = leaks(response.text, user, uploads)
+        found = leaks(response.text, user, walk.uploads)
         assert not found, (kind, user, found)
-        if kind == "documents" and not admin:
-            for item in response.json()["items"]:
-                folder = item["path"].split("/")[0]
-                readable = {FOLDERS[g] for g in visible(user)}
-                assert folder in readable or folder == UPLOADS, (user, item)
     assert sum(counts.values()) == REQUESTS and len(counts) == len(kinds)
-    assert len(uploads) >= 20, "the walk should upload a fair number of files"
+    assert len(walk.uploads) >= 20, "the walk should upload a fair number of files"

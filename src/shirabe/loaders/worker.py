@@ -13,6 +13,7 @@ import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
+from typing import Any, Final, Protocol
 
 from shirabe.loaders.protocol import LoadError, LoadOptions, set_progress_hook
 from shirabe.loaders.registry import loader_for
@@ -21,6 +22,21 @@ from shirabe.records import Document
 log = logging.getLogger(__name__)
 
 WORKER_START_SECONDS = 120.0
+
+TIMED_OUT: Final = "timeout"
+"""The status :func:`await_reply` gives when the worker was silent for the whole time limit."""
+CRASHED: Final = "crashed"
+"""The status :func:`await_reply` gives when the worker's end of the pipe closed."""
+
+
+class Channel(Protocol):
+    """One end of the pipe between the loader and its worker, as both sides use it."""
+
+    def send(self, obj: Any) -> None: ...
+
+    def recv(self) -> Any: ...
+
+    def poll(self, timeout: float | None = ...) -> bool: ...
 
 
 def load_file(path: Path, options: LoadOptions) -> Document:
@@ -31,9 +47,9 @@ def load_file(path: Path, options: LoadOptions) -> Document:
     return loader.load(path, options)
 
 
-def _serve(conn: Connection) -> None:
+def serve(conn: Channel) -> None:
     """Worker loop: receive (path, options), send ("progress", None) while reading, then
-    ("ok", document) or ("error", reason)."""
+    ("ok", document) or ("error", reason); ``None`` or a closed pipe ends it."""
     set_progress_hook(lambda: conn.send(("progress", None)))
     conn.send(("ready", None))
     while True:
@@ -50,6 +66,25 @@ def _serve(conn: Connection) -> None:
             conn.send(("error", exc.reason))
         except Exception as exc:  # a broken file must never kill the worker
             conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def await_reply(conn: Channel, timeout: float) -> tuple[str, object]:
+    """The worker's reply to the file just sent, waiting at most ``timeout`` seconds for each
+    message: a progress message starts the wait again, so only silence stops a long read.
+
+    Returns ``("ok", document)`` or ``("error", reason)`` as the worker sent them,
+    ``(TIMED_OUT, None)`` after ``timeout`` seconds without any message, and
+    ``(CRASHED, None)`` when the worker's end of the pipe closed.
+    """
+    while True:
+        if not conn.poll(timeout):
+            return TIMED_OUT, None
+        try:
+            status, payload = conn.recv()
+        except EOFError:
+            return CRASHED, None
+        if status != "progress":
+            return status, payload
 
 
 class TimedLoader:
@@ -72,18 +107,13 @@ class TimedLoader:
         conn = self._worker()
         conn.send((str(path), self._options))
         started = time.monotonic()
-        status, payload = "progress", None
-        while status == "progress":
-            if not conn.poll(self._timeout):
-                self._kill()
-                raise LoadError(
-                    path, f"no progress for {self._timeout:g} s while reading (time limit)"
-                )
-            try:
-                status, payload = conn.recv()
-            except EOFError:
-                self._kill()
-                raise LoadError(path, "the reader crashed on this file") from None
+        status, payload = await_reply(conn, self._timeout)
+        if status == TIMED_OUT:
+            self._kill()
+            raise LoadError(path, f"no progress for {self._timeout:g} s while reading (time limit)")
+        if status == CRASHED:
+            self._kill()
+            raise LoadError(path, "the reader crashed on this file")
         log.debug("loaded %s in %.2fs", path, time.monotonic() - started)
         if status == "error":
             raise LoadError(path, str(payload))
@@ -95,7 +125,7 @@ class TimedLoader:
             self._kill()
             context = multiprocessing.get_context("spawn")
             parent, child = context.Pipe()
-            self._process = context.Process(target=_serve, args=(child,), daemon=True)
+            self._process = context.Process(target=serve, args=(child,), daemon=True)
             self._process.start()
             child.close()
             self._conn = parent
