@@ -12,7 +12,17 @@ from typer.testing import CliRunner
 
 from shirabe.cli.app import app
 from shirabe.engine import Shirabe
-from shirabe.evaluation import run as evaluation
+from shirabe.evaluation.baseline import (
+    LOWER_IS_BETTER,
+    Comparison,
+    check_baseline,
+    compare,
+    newly_failing,
+    passed,
+)
+from shirabe.evaluation.cases import load_cases
+from shirabe.evaluation.metrics import LATENCY_METRICS, report
+from shirabe.evaluation.run import run, run_settings
 
 from tests.support import ROOT
 
@@ -24,7 +34,7 @@ BASELINE = ROOT / "eval" / "baseline.json"
 runner = CliRunner()
 
 
-def table(rows: list[evaluation.Comparison], newly: list[str]) -> str:
+def table(rows: list[Comparison], newly: list[str]) -> str:
     lines = [f"{'metric':<34}{'baseline':>10}{'now':>10}{'delta':>10}  verdict"]
     for r in rows:
         base = "—" if r.baseline is None else f"{r.baseline:.3f}"
@@ -36,15 +46,13 @@ def table(rows: list[evaluation.Comparison], newly: list[str]) -> str:
 
 
 def test_sample_cases_do_not_regress(sample_app: Shirabe) -> None:
-    baseline = evaluation.check_baseline(
-        json.loads(BASELINE.read_text(encoding="utf-8")), str(BASELINE)
-    )
-    results = evaluation.run(sample_app, evaluation.load_cases(CASES))
-    current = evaluation.report(results, evaluation.run_settings(sample_app))
+    baseline = check_baseline(json.loads(BASELINE.read_text(encoding="utf-8")), str(BASELINE))
+    results = run(sample_app, load_cases(CASES))
+    current = report(results, run_settings(sample_app))
     assert current["settings"] == baseline["settings"], "baseline written with other settings"
-    rows = evaluation.compare(baseline, current)
-    newly = evaluation.newly_failing(baseline, current)
-    assert evaluation.passed(rows), "regression against eval/baseline.json:\n" + table(rows, newly)
+    rows = compare(baseline, current)
+    newly = newly_failing(baseline, current)
+    assert passed(rows), "regression against eval/baseline.json:\n" + table(rows, newly)
 
 
 TINY_CASES = """\
@@ -113,8 +121,8 @@ def test_eval_cli_writes_baseline_and_gates(tiny: tuple[Path, Path], tmp_path: P
     # a baseline better than reality on every gating metric fails with exit code 3
     better: dict[str, Any] = json.loads(base.read_text(encoding="utf-8"))
     for name, value in better["metrics"].items():
-        if value is not None and name not in evaluation.LATENCY_METRICS:
-            step = -0.5 if name in evaluation.LOWER_IS_BETTER else 0.5
+        if value is not None and name not in LATENCY_METRICS:
+            step = -0.5 if name in LOWER_IS_BETTER else 0.5
             better["metrics"][name] = value + step
     doctored = tmp_path / "better.json"
     doctored.write_text(json.dumps(better), encoding="utf-8")

@@ -34,7 +34,16 @@ from shirabe.cli.render import (
 )
 from shirabe.errors import ShirabeError
 from shirabe.evaluation import batch as batching
-from shirabe.evaluation import run as evaluation
+from shirabe.evaluation.baseline import (
+    DEFAULT_TOLERANCE,
+    check_baseline,
+    compare,
+    newly_failing,
+    passed,
+)
+from shirabe.evaluation.cases import load_cases
+from shirabe.evaluation.metrics import report
+from shirabe.evaluation.run import run, run_settings
 
 REGRESSION_EXIT = 3
 BATCH_FAILED_EXIT = 3
@@ -64,7 +73,7 @@ def eval_cases(
     ] = None,
     tolerance: Annotated[
         float, typer.Option("--tolerance", min=0.0, help="Allowed absolute drop per metric.")
-    ] = evaluation.DEFAULT_TOLERANCE,
+    ] = DEFAULT_TOLERANCE,
     json_out: JsonOption = False,
     top_k: TopKOption = None,
     *,
@@ -77,7 +86,7 @@ def eval_cases(
     Exit codes: 0 passed, 1 error, 2 invalid setting, 3 regression against --against.
     """
     with errors():
-        cases = evaluation.load_cases(cases_file)
+        cases = load_cases(cases_file)
         baseline = _read_baseline(against) if against else None
         settings = make_settings(retrieval, model, index=index, top_k=top_k)
         with opened(settings, indexed=False) as shirabe:
@@ -85,26 +94,26 @@ def eval_cases(
                 print_failures(shirabe.ingest(ingest_dirs))
             require_index(shirabe)
             if json_out or not out.is_terminal:
-                results = evaluation.run(shirabe, cases)
+                results = run(shirabe, cases)
             else:
                 results = eval_with_progress(shirabe, cases)
-            settings_used = evaluation.run_settings(shirabe)
-        document = evaluation.report(results, settings_used, show_path=display_path)
+            settings_used = run_settings(shirabe)
+        document = report(results, settings_used, show_path=display_path)
         if out_file is not None:
             _write_json(out_file, document)
-    rows = evaluation.compare(baseline, document, tolerance) if baseline else []
-    ok = evaluation.passed(rows)
+    rows = compare(baseline, document, tolerance) if baseline else []
+    ok = passed(rows)
     if json_out:
         payload = dict(document)
         if baseline is not None:
             payload["comparison"] = [asdict(r) for r in rows]
-            payload["newly_failing"] = evaluation.newly_failing(baseline, document)
+            payload["newly_failing"] = newly_failing(baseline, document)
             payload["passed"] = ok
         out.print_json(json.dumps(payload, ensure_ascii=False))
     else:
         print_eval(document, results)
         if baseline is not None:
-            print_comparison(rows, evaluation.newly_failing(baseline, document), ok, tolerance)
+            print_comparison(rows, newly_failing(baseline, document), ok, tolerance)
         if out_file is not None:
             out.print(f"[dim]baseline written to {escape(str(out_file))}[/]")
     if not ok:
@@ -125,7 +134,7 @@ def _read_baseline(path: Path) -> dict[str, Any]:
         raise ShirabeError(f"cannot read baseline {path}: {exc.strerror or exc}") from exc
     except ValueError as exc:
         raise ShirabeError(f"{path}: not valid JSON ({exc})") from exc
-    return evaluation.check_baseline(data, str(path))
+    return check_baseline(data, str(path))
 
 
 @with_options

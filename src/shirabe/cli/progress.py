@@ -11,7 +11,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from shirabe.cli.render import display_path, out
 from shirabe.engine import Shirabe
 from shirabe.evaluation import batch as batching
-from shirabe.evaluation import run as evaluation
+from shirabe.evaluation.cases import Case
+from shirabe.evaluation.metrics import CaseResult
+from shirabe.evaluation.run import run
 from shirabe.indexing.ingest import IngestEvent
 from shirabe.records import Filters, IngestReport
 
@@ -76,13 +78,11 @@ def batch_with_progress(
         )
 
 
-def eval_with_progress(
-    shirabe: Shirabe, cases: list[evaluation.Case]
-) -> list[evaluation.CaseResult]:
+def eval_with_progress(shirabe: Shirabe, cases: list[Case]) -> list[CaseResult]:
     with bar() as progress:
         task = progress.add_task("asking", total=len(cases), item="")
 
-        def on_case(result: evaluation.CaseResult) -> None:
+        def on_case(result: CaseResult) -> None:
             progress.update(task, advance=1, item=result.id)
 
-        return evaluation.run(shirabe, cases, on_case=on_case)
+        return run(shirabe, cases, on_case=on_case)

@@ -14,7 +14,8 @@ from rich.table import Table
 from shirabe.answering.protocol import DoneEvent, ErrorEvent, TokenEvent
 from shirabe.engine import Shirabe
 from shirabe.evaluation import batch as batching
-from shirabe.evaluation import run as evaluation
+from shirabe.evaluation.baseline import Comparison
+from shirabe.evaluation.metrics import LATENCY_METRICS, METRICS, CaseResult
 from shirabe.records import Answer, Citation, Filters, Hit, IngestReport, format_locator
 from shirabe.records import answer_json as serialize_answer
 
@@ -159,12 +160,12 @@ def print_batch(summary: batching.Summary, out_file: Path, rationales_file: Path
 def figure(metric: str, value: float | None) -> str:
     if value is None:
         return "—"
-    if metric.rsplit(".", 1)[-1] in evaluation.LATENCY_METRICS:
+    if metric.rsplit(".", 1)[-1] in LATENCY_METRICS:
         return f"{value * 1000:.0f} ms"
     return f"{value:.3f}"
 
 
-def print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) -> None:
+def print_eval(document: dict[str, Any], results: list[CaseResult]) -> None:
     metrics: dict[str, float | None] = document["metrics"]
     by_kind: dict[str, dict[str, float | None]] = document["by_kind"]
     c = document["counts"]
@@ -174,7 +175,7 @@ def print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) -
     for kind in by_kind:
         n = sum(1 for r in results if r.kind == kind)
         table.add_column(f"{kind} ({n})", justify="right")
-    for metric in evaluation.METRICS:
+    for metric in METRICS:
         table.add_row(
             metric,
             figure(metric, metrics[metric]),
@@ -210,9 +211,7 @@ def print_eval(document: dict[str, Any], results: list[evaluation.CaseResult]) -
     out.print(fails)
 
 
-def print_comparison(
-    rows: list[evaluation.Comparison], newly: list[str], ok: bool, tolerance: float
-) -> None:
+def print_comparison(rows: list[Comparison], newly: list[str], ok: bool, tolerance: float) -> None:
     styles = {"worse": "bold red", "better": "green", "ok": "", "info": "dim", "n/a": "dim"}
     table = Table(header_style="bold", title=f"against baseline (tolerance {tolerance:g})")
     for name in ("metric", "baseline", "now", "delta", "verdict"):

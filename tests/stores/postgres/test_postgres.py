@@ -17,7 +17,9 @@ from typer.testing import CliRunner
 from shirabe.cli.app import app as cli
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
-from shirabe.evaluation import run as evaluation
+from shirabe.evaluation.cases import load_cases
+from shirabe.evaluation.metrics import report
+from shirabe.evaluation.run import run, run_settings
 from shirabe.settings import Settings
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
 from shirabe.stores.postgres.store import PostgresStore, redacted
@@ -71,10 +73,8 @@ def test_connection_strings_are_shown_without_passwords(url: str, shown: str) ->
 def test_sample_evaluation_matches_the_embedded_store(
     sample_app: Shirabe, database_url: str, tmp_path: Path
 ) -> None:
-    cases = evaluation.load_cases(ROOT / "eval" / "sample_docs.yaml")
-    embedded = evaluation.report(
-        evaluation.run(sample_app, cases), evaluation.run_settings(sample_app)
-    )
+    cases = load_cases(ROOT / "eval" / "sample_docs.yaml")
+    embedded = report(run(sample_app, cases), run_settings(sample_app))
     docs = tmp_path / "sample_docs"
     shutil.copytree(ROOT / "sample_docs", docs)
     settings = Settings(home=tmp_path / "home", database_url=database_url)
@@ -87,11 +87,11 @@ def test_sample_evaluation_matches_the_embedded_store(
         )  # fmt: skip
         assert copied.exit_code == 0, copied.output
         assert json.loads(copied.output)["embeddings"] > 0
-        report = app.ingest([docs])
-        assert report.failures == [] and report.counts["added"] == len(
+        ingested = app.ingest([docs])
+        assert ingested.failures == [] and ingested.counts["added"] == len(
             sample_app.store.list_sources()
         )
-        server = evaluation.report(evaluation.run(app, cases), evaluation.run_settings(app))
+        server = report(run(app, cases), run_settings(app))
     for metric in ("hit@1", "hit@3", "mrr@10", "containment", "false_refusal_rate"):
         a, b = embedded["metrics"][metric], server["metrics"][metric]
         assert abs(a - b) <= 0.005, (metric, a, b, json.dumps(server["metrics"]))

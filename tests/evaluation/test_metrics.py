@@ -1,27 +1,18 @@
-"""Evaluation metrics, case-file validation and the baseline comparison, on hand-made tables."""
+"""Scoring answers and the metrics over cases, on hand-made tables."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shirabe.evaluation.run import (
-    Case,
-    CaseFileError,
+from shirabe.evaluation.cases import Case, ExpectedSource
+from shirabe.evaluation.metrics import (
     CaseResult,
-    ExpectedSource,
-    compare,
-    compare_metric,
     contains_any,
     first_match_rank,
     hit_at,
-    load_cases,
     mrr_at,
-    newly_failing,
-    parse_cases,
-    passed,
     percentile,
     refusal_scores,
     report,
@@ -31,9 +22,11 @@ from shirabe.evaluation.run import (
 )
 from shirabe.records import Answer, Chunk, Hit
 
-from tests.support import ROOT
+from tests.evaluation.results import RESULTS
 
 XLSX = ExpectedSource("情報システム/利用者台帳.xlsx", {"sheet": "利用者一覧"})
+
+
 PDF = ExpectedSource("製品/ガイド.pdf", {"page": 2})
 
 
@@ -120,39 +113,6 @@ def test_refusal_scores() -> None:
     assert nothing_refused["refusal_recall"] == 0.0
 
 
-def result(
-    case_id: str,
-    *,
-    kind: str = "fact",
-    rank: int | None = 1,
-    contained: bool | None = True,
-    refused: bool = False,
-    expect_refusal: bool = False,
-    seconds: float = 0.1,
-) -> CaseResult:
-    return CaseResult(
-        id=case_id,
-        kind=kind,
-        question="?",
-        answer="",
-        refused=refused,
-        expect_refusal=expect_refusal,
-        rank=None if expect_refusal else rank,
-        contained=None if expect_refusal else contained,
-        has_source=not expect_refusal,
-        seconds=seconds,
-    )
-
-
-RESULTS = [
-    result("a", rank=1, contained=True, seconds=0.1),
-    result("b", rank=2, contained=False, seconds=0.2),
-    result("c", kind="id", rank=None, contained=False, refused=True, seconds=0.3),
-    result("d", kind="refusal", refused=True, expect_refusal=True, seconds=0.4),
-    result("e", kind="refusal", refused=False, expect_refusal=True, seconds=0.5),
-]
-
-
 def test_summarize_table() -> None:
     m = summarize(RESULTS)
     # ranks over a, b, c: [1, 2, None]
@@ -202,103 +162,6 @@ def test_expect_all_needs_every_part() -> None:
     mixed = Case("mixed", "q", expect_answer=("約3.6", "3600mL"), expect_all=("1年間",))
     assert score_case(mixed, both, 0.1).contained is True
     assert score_case(mixed, one, 0.1).contained is False
-
-
-def test_shipped_multipart_cases_are_valid() -> None:
-    cases = load_cases(ROOT / "eval" / "multipart.yaml")
-    assert len(cases) >= 8 and all(c.expect_all for c in cases)
-    for case in cases:
-        if case.expect_source is not None:
-            assert (ROOT / "sample_docs" / case.expect_source.file).is_file(), case.id
-
-
-def test_compare_metric_verdicts() -> None:
-    assert compare_metric("hit@1", 0.80, 0.78).verdict == "ok"  # exactly the tolerance
-    assert compare_metric("hit@1", 0.80, 0.77).verdict == "worse"
-    assert compare_metric("hit@1", 0.80, 0.90).verdict == "better"
-    assert compare_metric("hit@1", 0.80, 0.77, tolerance=0.05).verdict == "ok"
-    # a higher false refusal rate is worse
-    assert compare_metric("false_refusal_rate", 0.10, 0.15).verdict == "worse"
-    assert compare_metric("false_refusal_rate", 0.10, 0.05).verdict == "better"
-    # latency never gates, however much slower
-    slow = compare_metric("latency_p95", 0.1, 5.0)
-    assert (slow.verdict, slow.gates) == ("info", False)
-    assert compare_metric("refusal_precision", 0.5, None).verdict == "n/a"
-
-
-def test_compare_gates_on_overall_metrics_only() -> None:
-    base = report(RESULTS, {})
-    assert passed(compare(base, base))
-    worse_results = [result("a", rank=3, contained=False), *RESULTS[1:]]
-    now = report(worse_results, {})
-    rows = compare(base, now)
-    worse = {r.metric for r in rows if r.verdict == "worse"}
-    assert worse == {"hit@1", "mrr@10", "containment"}
-    assert not passed(rows)
-    # the per-kind rows moved too, but only inform
-    fact = {r.metric: r for r in rows if r.metric.startswith("fact.")}
-    assert fact["fact.hit@1"].verdict == "info"
-    assert newly_failing(base, now) == ["a"]
-
-
-CASE = {"id": "c1", "question": "質問？", "expect_answer": ["答え"]}
-
-
-@pytest.mark.parametrize(
-    ("change", "message"),
-    [
-        ({"question": ""}, "case 'c1': question: must be a non-empty string"),
-        ({"expect_answer": "答え"}, None),  # a single string is accepted
-        ({"expect_answer": [1]}, "case 'c1': expect_answer: must be a list"),
-        ({"expect_source": {"page": 2}}, "case 'c1': expect_source.file: must be"),
-        (
-            {"expect_source": {"file": "a.pdf", "page": [2]}},
-            "case 'c1': expect_source.page: must be a string or a number",
-        ),
-        ({"expect_refusal": "yes"}, "case 'c1': expect_refusal: must be true or false"),
-        ({"expect_refusal": True}, "case 'c1': expect_refusal: cannot be combined"),
-        ({"expect_answer": None}, "case 'c1': expect_answer: give expect_answer"),
-        ({"answer": "x"}, "case 'c1': answer: unknown field"),
-        ({"id": 3}, "case #1: id: must be a non-empty string"),
-    ],
-)
-def test_parse_case_errors_name_case_and_field(
-    change: dict[str, object], message: str | None
-) -> None:
-    data = {"cases": [CASE | change]}
-    if message is None:
-        parse_cases(data)
-        return
-    with pytest.raises(CaseFileError) as caught:
-        parse_cases(data, origin="x.yaml")
-    assert str(caught.value).startswith("x.yaml: ")
-    assert message in str(caught.value)
-
-
-def test_parse_cases_file_level_errors() -> None:
-    with pytest.raises(CaseFileError, match="non-empty list under 'cases'"):
-        parse_cases({"cases": []})
-    with pytest.raises(CaseFileError, match="case 'c1': id: duplicate"):
-        parse_cases({"cases": [CASE, CASE]})
-
-
-def test_load_cases_reports_yaml_errors(tmp_path: Path) -> None:
-    broken = tmp_path / "broken.yaml"
-    broken.write_text("cases:\n  - id: a\n    question: [unclosed\n", encoding="utf-8")
-    with pytest.raises(CaseFileError, match=r"broken\.yaml: not valid YAML"):
-        load_cases(broken)
-    with pytest.raises(CaseFileError, match="cannot read"):
-        load_cases(tmp_path / "missing.yaml")
-
-
-def test_shipped_sample_cases_are_valid() -> None:
-    cases = load_cases(ROOT / "eval" / "sample_docs.yaml")
-    assert len(cases) >= 30
-    assert any(c.expect_refusal for c in cases)
-    assert any(c.kind == "id" for c in cases)
-    for case in cases:
-        if case.expect_source is not None:
-            assert (ROOT / "sample_docs" / case.expect_source.file).is_file(), case.id
 
 
 def test_report_rewrites_recorded_paths() -> None:
