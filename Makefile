@@ -28,6 +28,7 @@ lint: install-dev
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/check_sizes.py
 
 typecheck: install-dev
 	$(BIN)/mypy

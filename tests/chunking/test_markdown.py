@@ -13,6 +13,7 @@ from shirabe.chunking.markdown import MarkdownChunker, parse_blocks, summary_tex
 from shirabe.chunking.protocol import Chunker
 from shirabe.records import Chunk, Document, Part
 from shirabe.settings import Settings
+from shirabe.text.markdown import escape_line, starts_structure
 
 NESTED = """前書き。
 
@@ -300,16 +301,69 @@ def test_summary_texts_continuation_without_titles() -> None:
     ]
 
 
-def test_chunking_is_deterministic() -> None:
-    assert chunk(NESTED, size=10) == chunk(NESTED, size=10)
+def test_an_edit_leaves_the_chunks_of_other_sections_alone() -> None:
+    """Embeddings are cached by heading path and text, so a re-ingested file re-embeds only
+    what an edit touched: every other section must chunk exactly as before."""
+    before = chunk(NESTED, size=10)
+    assert [c.text for c in before if c.heading_path == ("付録",)] == ["おわり。"]
+    at_the_end = chunk(NESTED.replace("おわり。", "おわりです。付録は以上。"), size=10)
+    assert at_the_end[:10] == before[:10]  # everything up to 付録, offsets included
+    assert [(c.heading_path, c.text) for c in at_the_end[10:]] == [
+        (("付録",), "おわりです。"),
+        (("付録",), "付録は以上。"),
+        *[(c.heading_path, c.text) for c in before[11:]],  # the document summaries
+    ]
+    at_the_start = chunk(NESTED.replace("前書き。", "この文書の前書きです。"), size=10)
+    assert [c.text for c in at_the_start[:2]] == ["この文書の前書きです", "。"]
+    assert [(c.heading_path, c.text) for c in at_the_start[2:]] == [
+        (c.heading_path, c.text) for c in before[1:]
+    ]
+    longer = len("この文書の前書きです。") - len("前書き。")
+    assert [(c.start - longer, c.end - longer) for c in ordinary(at_the_start)[2:]] == [
+        (c.start, c.end) for c in ordinary(before)[1:]
+    ]
 
 
-def test_make_chunker_uses_the_settings() -> None:
-    chunker: Chunker = make_chunker(
-        Settings(chunk_size=120, chunk_overlap=10, section_summaries=False)
+def test_the_settings_shape_the_chunks() -> None:
+    a = "有給休暇は勤怠システムから申請する。"
+    b = "申請は取得日の前日までに行う。"
+    c = "急病のときは当日の朝に上長へ電話で連絡する。"
+    d = "半日単位でも取得できる。"
+    e = "上長が承認する。ERR-101 が出たら再申請する。"
+    rules = f"# 休暇規程\n\n## 申請\n{a}{b}{c}{d}\n\n## 承認\n{e}\n"
+    document = Document("docs/休暇規程.md", [Part(rules)])
+
+    def chunks_with(settings: Settings) -> list[tuple[tuple[str, ...], str, bool]]:
+        chunker: Chunker = make_chunker(settings)
+        return table(chunker.chunk(document))
+
+    approve = (("休暇規程", "承認"), e, False)
+    summary = (
+        ("休暇規程",),
+        "「休暇規程」の項目（2件）: 申請、承認\n記載されているコード（1件）: ERR-101",
+        True,
     )
-    assert isinstance(chunker, MarkdownChunker)
-    assert (chunker.size, chunker.overlap, chunker.summaries) == (120, 10, False)
+
+    def section(text: str) -> tuple[tuple[str, ...], str, bool]:
+        return (("休暇規程", "申請"), text, False)
+
+    assert chunks_with(Settings()) == [section(a + b + c + d), approve, summary]
+    # smaller chunks: more of them, each within the size, cut between sentences
+    assert chunks_with(Settings(chunk_size=50)) == [
+        section(a + b),
+        section(c + d),
+        approve,
+        summary,
+    ]
+    # overlap: the next chunk repeats the last sentence that fits in it
+    assert chunks_with(Settings(chunk_size=50, chunk_overlap=20)) == [
+        section(a + b),
+        section(b + c + d),
+        approve,
+        summary,
+    ]
+    # no summaries: the same ordinary chunks, nothing else
+    assert chunks_with(Settings(section_summaries=False)) == [section(a + b + c + d), approve]
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(0, 0), (10, -1)])
@@ -356,3 +410,17 @@ def test_random_markdown_properties(parts: list[list[tuple[str, str]]], size: in
     expected = "".join(text for elements in parts for kind, text in elements if kind != "h")
     visible = "".join(char for char in expected if not char.isspace())
     assert _is_subsequence(visible, "".join(char for char in produced if not char.isspace()))
+
+
+_STRUCTURE_LINE = st.text(
+    st.sampled_from([" ", "\t", "\u3000", "#", "|", "`", "~", "-", "\\", "a", "見"]), min_size=1
+).filter(str.strip)
+
+
+@given(_STRUCTURE_LINE)
+def test_the_chunker_reads_structure_exactly_where_escaping_guards_it(line: str) -> None:
+    """The chunker and the loaders' escaping share one grammar: a line the chunker reads as a
+    heading, fence or table is what escaping changes, and an escaped line is a paragraph."""
+    kinds = [block.kind for block in parse_blocks(line)]
+    assert (kinds != ["paragraph"]) is starts_structure(line)
+    assert [block.kind for block in parse_blocks(escape_line(line))] == ["paragraph"]

@@ -15,6 +15,7 @@ import pytest
 
 from shirabe.engine import Shirabe
 from shirabe.settings import Settings
+from shirabe.stores.embedded.store import EmbeddedStore
 
 pytestmark = pytest.mark.slow
 
@@ -73,8 +74,9 @@ def kill_when(proc: subprocess.Popen[bytes], ready: Callable[[], bool], limit: f
 def snapshot(home: Path) -> list[tuple[str, str]]:
     with Shirabe(Settings(home=home)) as app:
         store = app.store
+        assert isinstance(store, EmbeddedStore)
         store.refresh()  # what every search does first: catch up with committed files
-        ids = [int(i) for i in store.segments.indexed_ids()]  # type: ignore[attr-defined]
+        ids = [int(i) for i in store.segments.indexed_ids()]
         chunks = store.get_chunks(ids)
         assert len(chunks) == len(ids), "index points at chunks that are gone"
         return sorted((Path(c.source).name, c.text) for c in chunks.values())

@@ -17,6 +17,10 @@ GOLDEN: list[tuple[str, str, str]] = [
     ),
     ("hash escaped", "# 見出しではない", "\\# 見出しではない"),
     ("indented hash escaped", "  ## 番号", "  \\## 番号"),
+    ("hash without a space unchanged", "#タグ", "#タグ"),
+    ("pipe escaped", "| 列 | 値 |", "\\| 列 | 値 |"),
+    ("tilde separator escaped", "~~~~~~~~", "\\~~~~~~~~"),
+    ("backtick fence escaped", "```", "\\```"),
     ("chapter arabic", "第1章 総則", "# 第1章 総則\n"),
     ("chapter full-width", "第１章\u3000総則", "# 第１章\u3000総則\n"),
     ("chapter kanji", "第十二章 雑則", "# 第十二章 雑則\n"),
@@ -102,10 +106,22 @@ def test_expense_rules_document() -> None:
 
 
 _PROSE = st.text(
-    st.characters(exclude_categories=["Cs"], exclude_characters="#第■□◆◇●【"),
+    st.characters(exclude_categories=["Cs"], exclude_characters="#|`~第■□◆◇●【"),
 )
 
 
 @given(_PROSE)
 def test_text_without_markers_is_unchanged(text: str) -> None:
     assert plain_text_to_markdown(text) == text
+
+
+def test_an_article_line_going_on_into_text_escapes_that_text() -> None:
+    text = "第3条 | 申請書は所属長の承認を得て提出する。"
+    assert plain_text_to_markdown(text) == "# 第3条\n\n\\| 申請書は所属長の承認を得て提出する。\n"
+
+
+def test_markdown_already_escaped_keeps_its_tables() -> None:
+    text = "第1章 総則\n| 項目 | 値 |\n|---|---|\n| 日当 | 2000 |"
+    assert plain_text_to_markdown(text, escape=False) == (
+        "# 第1章 総則\n\n| 項目 | 値 |\n|---|---|\n| 日当 | 2000 |"
+    )

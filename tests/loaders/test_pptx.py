@@ -85,7 +85,8 @@ def test_render_lines_lists_and_paragraphs() -> None:
 
 
 def test_clean_text() -> None:
-    assert clean_text("  一行目\v二行目 \n\n#3  つ  ") == "一行目\n二行目\n\\#3 つ"
+    assert clean_text("  一行目\v二行目 \n\n#3  つ  ") == "一行目\n二行目\n#3 つ"
+    assert clean_text("# 見出し風\n| 縦棒\n~~~~") == "\\# 見出し風\n\\| 縦棒\n\\~~~~"
 
 
 def test_slide_markdown_heading_rules() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from shirabe.chunking.markdown import MarkdownChunker
 from shirabe.loaders.markdown import MarkdownLoader, split_front_matter
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for, supported_extensions
@@ -103,6 +104,29 @@ def test_expense_rules_become_headings(tmp_path: Path) -> None:
         "## 宿泊費",
     ]
     assert "最も経済的な経路の実費を支給する。" in text
+
+
+def test_separator_line_does_not_open_a_code_fence(tmp_path: Path) -> None:
+    # A row of tildes is a code fence to Markdown: unescaped, it would swallow the rest of
+    # the file and cite 第2章's articles under 第1章.
+    rules = (
+        "第1章 総則\n"
+        "第1条（目的）\n"
+        "この規程は、社員の出張旅費について定める。\n"
+        "~~~~~~~~\n"
+        "第2章 旅費\n"
+        "第5条（交通費）\n"
+        "交通費は最も経済的な経路の実費を支給する。\n"
+    )
+    path = _write(tmp_path, "rules.txt", rules.encode("cp932"))
+    document = TextLoader().load(path, LoadOptions())
+    chunks = [c for c in MarkdownChunker().chunk(document) if not c.is_summary]
+    paths = {c.text: c.heading_path for c in chunks}
+    assert paths["交通費は最も経済的な経路の実費を支給する。"] == ("第2章 旅費", "第5条（交通費）")
+    assert paths["この規程は、社員の出張旅費について定める。\n\\~~~~~~~~"] == (
+        "第1章 総則",
+        "第1条（目的）",
+    )
 
 
 def test_text_loader_without_headings_has_no_title(tmp_path: Path) -> None:
@@ -234,6 +258,8 @@ def test_front_matter_only_document() -> None:
         ("# 閉じ記号付き ##\n", 6, "閉じ記号付き"),
         ("~~~\n# 無視\n~~~\n", 6, None),
         ("#見出しではない\n", 6, None),
+        ("# #\n# 空でない見出し\n", 6, "空でない見出し"),
+        ("```\n# 無視\n``` 閉じない\n# 無視\n````\n# 外\n", 6, "外"),
     ],
 )
 def test_first_heading(markdown: str, max_level: int, expected: str | None) -> None:

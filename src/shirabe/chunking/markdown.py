@@ -10,7 +10,6 @@ the sub-section titles and the codes found beneath, which answers "what is in th
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import PurePath
@@ -18,6 +17,14 @@ from typing import Literal
 
 from shirabe.records import Chunk, Document, Locator, Part
 from shirabe.text.identifiers import find_identifiers
+from shirabe.text.markdown import (
+    atx_heading,
+    closes_fence,
+    fence_marker,
+    is_table_line,
+    is_table_separator,
+    starts_structure,
+)
 from shirabe.text.sentences import sentence_spans
 
 BlockKind = Literal["heading", "paragraph", "table", "code"]
@@ -25,11 +32,6 @@ Span = tuple[int, int]
 
 SUMMARY_LIMIT_FACTOR = 4
 """A summary longer than this many times the chunk size is split into several chunks."""
-
-_HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_TABLE_SEPARATOR = re.compile(r"\|?(?:\s*:?-+:?\s*\|)*\s*:?-+:?\s*\|?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,11 +56,11 @@ def parse_blocks(text: str) -> list[Block]:
         if not line.strip():
             i += 1
             continue
-        fence = _fence_marker(line)
-        heading = _heading(line)
+        fence = fence_marker(line)
+        heading = atx_heading(line)
         if fence is not None:
             j = i + 1
-            while j < len(lines) and not _closes_fence(text[slice(*lines[j])], fence):
+            while j < len(lines) and not closes_fence(text[slice(*lines[j])], fence):
                 j += 1
             j = min(j + 1, len(lines))
             kind: BlockKind = "code"
@@ -67,9 +69,9 @@ def parse_blocks(text: str) -> list[Block]:
             blocks.append(Block("heading", start, end, (lines[i],), heading[0], heading[1]))
             i += 1
             continue
-        elif _is_table_line(line):
+        elif is_table_line(line):
             j = i + 1
-            while j < len(lines) and _is_table_line(text[slice(*lines[j])]):
+            while j < len(lines) and is_table_line(text[slice(*lines[j])]):
                 j += 1
             kind = "table"
         else:
@@ -285,7 +287,7 @@ def _line_pieces(text: str, lines: tuple[Span, ...], size: int) -> list[_Piece]:
 def _table_pieces(text: str, block: Block, size: int) -> list[_Piece]:
     """Row groups of an oversized table; every group after the first repeats the header."""
     rows = [_trim(text, *line) for line in block.lines]
-    if len(rows) < 3 or not _TABLE_SEPARATOR.fullmatch(text[slice(*rows[1])]):
+    if len(rows) < 3 or not is_table_separator(text[slice(*rows[1])]):
         return _line_pieces(text, block.lines, size)
     header = text[rows[0][0] : rows[1][1]]
 
@@ -312,8 +314,8 @@ def _table_pieces(text: str, block: Block, size: int) -> list[_Piece]:
 def _code_pieces(text: str, block: Block, size: int) -> list[_Piece]:
     """Line groups of an oversized code block, each wrapped in its own fence."""
     opening = text[slice(*_trim(text, *block.lines[0]))]
-    marker = _fence_marker(opening) or "```"
-    closed = len(block.lines) > 1 and _closes_fence(text[slice(*block.lines[-1])], marker)
+    marker = fence_marker(opening) or "```"
+    closed = len(block.lines) > 1 and closes_fence(text[slice(*block.lines[-1])], marker)
     closing = text[slice(*_trim(text, *block.lines[-1]))] if closed else marker
     body = block.lines[1:-1] if closed else block.lines[1:]
     wrapper = len(opening) + len(closing) + 2
@@ -391,39 +393,5 @@ def _trim(text: str, start: int, end: int) -> Span:
     return start, end
 
 
-def _heading(line: str) -> tuple[int, str] | None:
-    """``(level, title)`` for an ATX heading line; a heading needs a non-empty title."""
-    match = _HEADING.fullmatch(line.rstrip())
-    if match is None:
-        return None
-    title = _CLOSING_HASHES.sub("", (match.group(2) or "").strip()).strip()
-    return (len(match.group(1)), title) if title else None
-
-
-def _fence_marker(line: str) -> str | None:
-    match = _FENCE.fullmatch(line.rstrip())
-    if match is None:
-        return None
-    marker, info = match.group(1), match.group(2)
-    if marker.startswith("`") and "`" in info:
-        return None
-    return marker
-
-
-def _closes_fence(line: str, marker: str) -> bool:
-    stripped = line.strip()
-    indent = len(line) - len(line.lstrip(" "))
-    return indent <= 3 and len(stripped) >= len(marker) and set(stripped) == {marker[0]}
-
-
-def _is_table_line(line: str) -> bool:
-    return line.lstrip().startswith("|")
-
-
 def _breaks_paragraph(line: str) -> bool:
-    return (
-        not line.strip()
-        or _fence_marker(line) is not None
-        or _heading(line) is not None
-        or _is_table_line(line)
-    )
+    return not line.strip() or starts_structure(line)

@@ -5,11 +5,12 @@ that also decodes 髙 and other vendor kanji —, EUC-JP, UTF-16) by :mod:`shira
 the file is decoded as a stream; if a later byte contradicts the guess, the whole file is
 decoded once with full detection instead. The delimiter of ``.tsv`` files is the tab; for
 ``.csv`` it is sniffed among comma, tab, semicolon and pipe
-(:func:`shirabe.loaders.tabular.sniff_delimiter`). No header cell keeps a byte-order mark.
+(:func:`shirabe.loaders.tabular.delimited.sniff_delimiter`). No header cell keeps a byte-order
+mark.
 
 The structure (title lines above the header, key/value lines, the header row, several
-tables separated by blank lines) is found by :func:`shirabe.loaders.tabular.layout`; a file whose
-first row is already data gets column names ``列1`` … ``列n``.
+tables separated by blank lines) is found by :func:`shirabe.loaders.tabular.layout.layout`; a
+file whose first row is already data gets column names ``列1`` … ``列n``.
 
 Parts: ``# <file name without suffix>``, ``## <title>`` for title lines, then one part per
 data row with its ``header: value`` lines, located by ``{"row": n}``: ``n`` is the 1-based
@@ -32,17 +33,10 @@ from pathlib import Path
 from typing import ClassVar, TextIO
 
 from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure, report_progress
-from shirabe.loaders.tabular import (
-    Cell,
-    Row,
-    clean_text,
-    heading_text,
-    infer_kind,
-    layout,
-    number_name,
-    render,
-    sniff_delimiter,
-)
+from shirabe.loaders.tabular.delimited import sniff_delimiter
+from shirabe.loaders.tabular.layout import heading_text, layout, render
+from shirabe.loaders.tabular.rows import Cell, Row
+from shirabe.loaders.tabular.values import clean_text, infer_kind, number_name
 from shirabe.records import Document, Locator, Part
 from shirabe.text.encoding import EncodingError, decode_bytes, detect_encoding
 

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import zipfile
 from pathlib import Path
 
 from shirabe.loaders.protocol import LoadError
 
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_SPACE = re.compile(r"[ \t\u3000]+")
-_PLACEHOLDER_TITLES = re.compile(
-    r"^(?:|untitled|無題|document\d*|文書\d*|title|タイトル|表題|"
-    r"presentation\d*|powerpoint presentation|powerpoint プレゼンテーション|"
-    r"プレゼンテーション\d*|(?:slide|スライド)\s*\d+|microsoft word - .*)$",
-    re.IGNORECASE,
-)
 
 
 def check_package(path: Path, *, max_unzipped_bytes: int, part: str) -> None:
@@ -49,13 +41,3 @@ def check_package(path: Path, *, max_unzipped_bytes: int, part: str) -> None:
         )
     if part not in names:
         raise LoadError(path, f"not a valid Office file (no {part})")
-
-
-def meaningful_title(value: str | None) -> str | None:
-    """``value`` stripped, or ``None`` when it is empty or a default such as "Slide 1"."""
-    if value is None:
-        return None
-    text = _SPACE.sub(" ", value).strip()
-    if _PLACEHOLDER_TITLES.match(text):
-        return None
-    return text

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from shirabe.text.markdown import escape_line
+
 MAX_CAPTION_CHARS = 40
 """Longer lines are prose, not captions, whatever they start with."""
 
@@ -20,15 +22,17 @@ _UNIT = re.compile(
 )
 _BRACKETED = re.compile(r"^【(?P<text>[^【】]+)】$")
 _MARKED = re.compile(r"^[■□◆◇●]\s*(?P<text>\S.*)$")
-_MARKDOWN_HEADING = re.compile(r"^(\s*)#")
 
 
-def plain_text_to_markdown(text: str) -> str:
-    """``text`` with structural lines turned into ``#`` headings and stray ``#`` escaped.
+def plain_text_to_markdown(text: str, *, escape: bool = True) -> str:
+    """``text`` with structural lines turned into ``#`` headings and the other lines escaped.
 
     Levels follow the document: 章 is ``#``, 節 is ``##``, and 条 and captions sit one level
     below the innermost 章 or 節 seen so far. Every heading gets a blank line on both sides.
-    Other lines are kept as they are.
+    Other lines are kept as they are, except that a line the chunker would read as a heading,
+    a code fence or a table row is escaped (:func:`~shirabe.text.markdown.escape_line`);
+    ``escape=False`` leaves them for text that is Markdown already, such as a Word body whose
+    own tables must stay tables.
     """
     out: list[str] = []
     chapter = section = False
@@ -40,7 +44,7 @@ def plain_text_to_markdown(text: str) -> str:
         after_heading = False
         found = _structure(stripped)
         if found is None:
-            out.append(_MARKDOWN_HEADING.sub(r"\1\\#", line))
+            out.append(escape_line(line) if escape else line)
             continue
         kind, title, body = found
         if kind == "章":
@@ -55,7 +59,7 @@ def plain_text_to_markdown(text: str) -> str:
             out.append("")
         out.extend(("#" * level + " " + title, ""))
         if body:
-            out.extend((body, ""))
+            out.extend((escape_line(body), ""))
         after_heading = True
     return "\n".join(out)
 

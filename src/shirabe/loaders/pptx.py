@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from shirabe.loaders.ooxml import check_package, meaningful_title
+from shirabe.loaders.ooxml import check_package
 from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error
+from shirabe.loaders.titles import meaningful_title
 from shirabe.records import Document, Part
-from shirabe.text.markdown import markdown_table
+from shirabe.text.markdown import escape_line, markdown_table
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +82,10 @@ def render_lines(lines: Iterable[Line]) -> str:
 
 def clean_text(text: str) -> str:
     """Paragraph text with PowerPoint's vertical-tab line breaks as newlines, whitespace runs
-    collapsed, lines trimmed, empty lines dropped and a leading ``#`` escaped."""
+    collapsed, lines trimmed, empty lines dropped and lines that would read as Markdown
+    structure escaped."""
     lines = (_SPACE.sub(" ", line).strip() for line in re.split(r"[\v\n]", text))
-    return "\n".join("\\" + line if line.startswith("#") else line for line in lines if line)
+    return "\n".join(escape_line(line) for line in lines if line)
 
 
 def reading_order(boxes: Iterable[tuple[int | None, int | None, int]]) -> list[int]:

@@ -7,7 +7,6 @@ Markdown headings, so chunks of a plain-text rule book still carry a heading pat
 from __future__ import annotations
 
 import logging
-import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,11 +14,9 @@ from shirabe.loaders.plaintext import plain_text_to_markdown
 from shirabe.loaders.protocol import LoadError, LoadOptions, read_failure
 from shirabe.records import Document, Part
 from shirabe.text.encoding import EncodingError, decode_bytes
+from shirabe.text.markdown import atx_heading, closes_fence, fence_marker
 
 logger = logging.getLogger(__name__)
-
-_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class TextLoader:
@@ -53,18 +50,18 @@ def read_text(path: Path) -> str:
 
 
 def first_heading(markdown: str, max_level: int = 6) -> str | None:
-    """The text of the first ATX heading of level ``max_level`` or above, outside code fences."""
+    """The text of the first ATX heading of level ``max_level`` or above, outside code fences,
+    as the chunker reads headings and fences."""
     fence: str | None = None
     for line in markdown.split("\n"):
-        marker = _FENCE.match(line)
         if fence is not None:
-            if marker and marker[1][0] == fence[0] and len(marker[1]) >= len(fence):
+            if closes_fence(line, fence):
                 fence = None
             continue
-        if marker:
-            fence = marker[1]
+        fence = fence_marker(line)
+        if fence is not None:
             continue
-        heading = _ATX_HEADING.match(line)
-        if heading and len(heading[1]) <= max_level:
-            return heading[2].strip()
+        heading = atx_heading(line)
+        if heading is not None and heading[0] <= max_level:
+            return heading[1]
     return None

@@ -3,7 +3,8 @@
 Every worksheet is read, hidden ones too (a hidden sheet still holds the workbook's data,
 and search should find it); chartsheets have no cells and empty sheets give nothing; the
 macros of ``.xlsm`` files are never read. The sheet's structure (title rows, key/value
-blocks, header rows, several tables per sheet) is found by :func:`shirabe.loaders.tabular.layout`.
+blocks, header rows, several tables per sheet) is found by
+:func:`shirabe.loaders.tabular.layout.layout`.
 
 Parts: ``# <workbook title>`` (the document title, else the file name), then per sheet a
 ``## <sheet name>`` part, ``### <title>`` parts for table titles that differ from the sheet
@@ -39,17 +40,9 @@ from typing import Any, ClassVar
 
 from shirabe.loaders.ooxml import check_package
 from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error, report_progress
-from shirabe.loaders.tabular import (
-    Cell,
-    Row,
-    Title,
-    column_letter,
-    format_value,
-    heading_text,
-    layout,
-    letter_name,
-    render,
-)
+from shirabe.loaders.tabular.layout import Title, heading_text, layout, render
+from shirabe.loaders.tabular.rows import Cell, Row
+from shirabe.loaders.tabular.values import column_letter, format_value, letter_name
 from shirabe.records import Document, Locator, Part
 
 logger = logging.getLogger(__name__)

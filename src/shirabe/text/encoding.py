@@ -2,7 +2,8 @@
 
 Office PCs still save CSV and TXT files as Shift_JIS (CP932), older Unix systems as EUC-JP and
 Excel adds BOMs, so the encoding is detected: BOMs first, then strict UTF-8, then CP932 and
-EUC-JP, ranked by how plausible the decoded Japanese looks when both decode.
+EUC-JP, ranked by how plausible the decoded Japanese looks when both decode. A file that names
+its own encoding (a web page's ``<meta charset>``) is read in it when its bytes fit.
 """
 
 from __future__ import annotations
@@ -50,7 +51,31 @@ def decode_bytes(data: bytes, name: str = "<bytes>") -> str:
     """
     codec, text = _detect(data, name)
     logger.debug("decoded %s as %s", name, codec)
-    text = text.lstrip("\ufeff")
+    return _normalise_newlines(text.lstrip("\ufeff"))
+
+
+def decode_declared(
+    data: bytes, declared: str | None, name: str = "<bytes>"
+) -> tuple[str, str | None]:
+    """``data`` as text, trusting the codec the file itself names, and an optional warning.
+
+    A BOM comes first; then ``declared`` (a Python codec name, from a web page's meta tag or
+    an XML declaration) when the bytes decode in it; else detection as in
+    :func:`decode_bytes`, with a warning when the declaration was wrong (files re-saved in
+    another encoding keep their old declaration). Newlines are normalised to ``"\\n"``.
+    """
+    if declared is None or data.startswith(tuple(bom for bom, _ in _BOMS)):
+        return decode_bytes(data, name), None
+    try:
+        text = data.decode(declared)
+    except UnicodeDecodeError:
+        logger.debug("%s: declared charset %s does not fit", name, declared)
+        warning = f"declared charset {declared} does not match the bytes; detected instead"
+        return decode_bytes(data, name), warning
+    return _normalise_newlines(text), None
+
+
+def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

@@ -138,10 +138,14 @@ def test_reader_sees_a_manifest_that_kept_inode_size_and_time(tmp_path: Path) ->
     old = manifest.read_bytes()
     other = SegmentIndex(tmp_path / "other")
     other.apply(generation=1, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
-    (segment,) = other.view().manifest.segments  # type: ignore[union-attr]
+    published = other.view()
+    assert published is not None
+    (segment,) = published.manifest.segments
     shutil.copytree(tmp_path / "other" / segment, directory / "seg-999999")
     new = old.replace(b'"generation": 1', b'"generation": 2')
-    for name in writer.view().manifest.segments:  # type: ignore[union-attr]
+    current = writer.view()
+    assert current is not None
+    for name in current.manifest.segments:
         new = new.replace(name.encode(), b"seg-999999")
     assert len(new) == len(old)
     with manifest.open("r+b") as fh:  # same inode, same size
@@ -204,7 +208,9 @@ def test_a_segment_left_by_a_killed_writer_is_replaced(tmp_path: Path) -> None:
     directory under the next name; the next writer must overwrite it, not fail."""
     idx = SegmentIndex(tmp_path / "segments")
     idx.apply(generation=1, dim=DIM, add=DOCS[:1], remove=np.zeros(0, np.int64))
-    counter = idx.view().manifest.counter  # type: ignore[union-attr]
+    view = idx.view()
+    assert view is not None
+    counter = view.manifest.counter
     orphan = tmp_path / "segments" / f"seg-{counter + 1:06d}"
     build_segment(DOCS[2:], DIM).save(orphan)  # saved, never published
     assert [h.chunk_id for h in idx.search_lexical(["障害"], k=5)] == []

@@ -1,4 +1,5 @@
-"""PDF loading: text layer and layout, text quality, and OCR of pages without usable text."""
+"""PDF loading: the document (``loader``), one page's text (``pages``), page geometry
+(``layout``), lines to Markdown (``lines``), text quality (``quality``) and OCR (``ocr``)."""
 
 from shirabe.loaders.pdf.loader import PdfLoader
 

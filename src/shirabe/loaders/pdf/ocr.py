@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from shirabe.loaders.pdf.layout import tidy_ocr_text
+from shirabe.loaders.pdf.lines import tidy_ocr_text
 
 logger = logging.getLogger(__name__)
 

@@ -13,15 +13,7 @@ from docx.enum.style import WD_STYLE_TYPE
 from docx.oxml import parse_xml
 
 from shirabe.chunking.markdown import MarkdownChunker
-from shirabe.loaders.docx import (
-    Block,
-    DocxLoader,
-    format_number,
-    heading_level_of_name,
-    parse_numbering,
-    render,
-)
-from shirabe.loaders.ooxml import meaningful_title
+from shirabe.loaders.docx import DocxLoader
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.records import Document
@@ -53,107 +45,6 @@ def test_import_docx_is_the_library() -> None:
     assert hasattr(docx, "Document")
     assert "site-packages" in str(docx.__file__)
     assert type(loader_for(Path("a.DOCX"))).__name__ == "DocxLoader"
-
-
-# --- pure helpers ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("name", "level"),
-    [
-        ("Title", 0),
-        ("表題", 0),
-        ("heading 1", 1),
-        ("Heading 3", 3),
-        ("見出し 1", 1),
-        ("見出し１", 1),
-        ("見出し　２", 2),
-        ("Normal", None),
-        ("TOC Heading", None),
-        ("Heading", None),
-    ],
-)
-def test_heading_level_of_name(name: str, level: int | None) -> None:
-    assert heading_level_of_name(name) == level
-
-
-@pytest.mark.parametrize(
-    ("n", "fmt", "text"),
-    [
-        (3, "decimal", "3"),
-        (3, "decimalFullWidth", "３"),
-        (2, "aiueoFullWidth", "イ"),
-        (3, "iroha", "ハ"),
-        (4, "lowerRoman", "iv"),
-        (28, "upperLetter", "BB"),
-        (12, "japaneseCounting", "十二"),
-        (3, "decimalEnclosedCircle", "③"),
-        (7, "someFutureFormat", "7"),
-    ],
-)
-def test_format_number(n: int, fmt: str, text: str) -> None:
-    assert format_number(n, fmt) == text
-
-
-def lvl(ilvl: int, fmt: str, text: str) -> str:
-    return (
-        f'<w:lvl w:ilvl="{ilvl}"><w:start w:val="1"/><w:numFmt w:val="{fmt}"/>'
-        f'<w:lvlText w:val="{text}"/></w:lvl>'
-    )
-
-
-NUMBERING = f"""<w:numbering {W_NS}>
-  <w:abstractNum w:abstractNumId="0">{lvl(0, "decimal", "%1.")}{lvl(1, "decimal", "(%2)")}
-  </w:abstractNum>
-  <w:abstractNum w:abstractNumId="1">{lvl(0, "bullet", "•")}</w:abstractNum>
-  <w:abstractNum w:abstractNumId="2">{lvl(0, "decimalFullWidth", "第%1条")}</w:abstractNum>
-  <w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>
-  <w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>
-  <w:num w:numId="3"><w:abstractNumId w:val="2"/></w:num>
-  <w:num w:numId="4"><w:abstractNumId w:val="0"/>
-    <w:lvlOverride w:ilvl="0"><w:startOverride w:val="5"/></w:lvlOverride></w:num>
-</w:numbering>"""
-
-
-def test_numbering_counts_and_resets_deeper_levels() -> None:
-    numbering = parse_numbering(parse_xml(NUMBERING))
-    shown = [
-        numbering.marker("1", 0),
-        numbering.marker("1", 1),
-        numbering.marker("1", 1),
-        numbering.marker("1", 0),
-        numbering.marker("1", 1),
-    ]
-    assert shown == ["1.", "(1)", "(2)", "2.", "(1)"]
-    assert numbering.marker("2", 0) == "-"
-    assert [numbering.marker("3", 0), numbering.marker("3", 0)] == ["第１条", "第２条"]
-    assert numbering.marker("4", 0) == "5."
-    assert numbering.marker("99", 0) is None
-
-
-def test_render_levels_headings_against_the_title() -> None:
-    blocks = [Block("heading", "T", 0), Block("heading", "A", 1), Block("paragraph", "x")]
-    assert render(blocks) == "# T\n\n## A\n\nx"
-    assert render(blocks[1:]) == "# A\n\nx"
-    items = [Block("item", "- a"), Block("item", "- b", 1), Block("paragraph", "p")]
-    assert render(items) == "- a\n  - b\n\np"
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("  規程  集 ", "規程 集"),
-        ("", None),
-        (None, None),
-        ("PowerPoint Presentation", None),
-        ("Slide 1", None),
-        ("スライド 1", None),
-        ("Untitled", None),
-        ("経費精算規程", "経費精算規程"),
-    ],
-)
-def test_meaningful_title(value: str | None, expected: str | None) -> None:
-    assert meaningful_title(value) == expected
 
 
 # --- generated documents --------------------------------------------------------------------------
@@ -298,6 +189,22 @@ def test_core_title_wins_over_the_first_heading(tmp_path: Path) -> None:
     assert load(save(document, tmp_path)).title == "就業規則"
     document.core_properties.title = "Untitled"
     assert load(save(document, tmp_path, "b.docx")).title == "第1章"
+
+
+def test_text_that_looks_like_markdown_is_escaped_and_tables_stay_tables(
+    tmp_path: Path,
+) -> None:
+    document = docx.Document()
+    for line in ("# 見出し風", "| 縦棒で始まる行", "~~~~~~~~", "#タグ", "第1章 総則"):
+        document.add_paragraph(line)
+    table = document.add_table(rows=2, cols=2)
+    for row, cells in zip(table.rows, [("項目", "値"), ("日当", "2000")], strict=True):
+        for cell, text in zip(row.cells, cells, strict=True):
+            cell.text = text
+    assert text_of(document, tmp_path) == (
+        "\\# 見出し風\n\n\\| 縦棒で始まる行\n\n\\~~~~~~~~\n\n#タグ\n\n# 第1章 総則\n\n"
+        "| 項目 | 値 |\n|---|---|\n| 日当 | 2000 |"
+    )
 
 
 def test_empty_document_warns(tmp_path: Path) -> None:

@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 
 from shirabe.chunking.markdown import MarkdownChunker
-from shirabe.loaders.html import (
-    Cell,
-    HtmlLoader,
-    collapse_space,
-    declared_charset,
-    decode_html,
-    escape_line,
-    table_grid,
-)
+from shirabe.loaders.html import HtmlLoader
+from shirabe.loaders.html.charset import declared_charset
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.records import Document
@@ -75,39 +68,6 @@ def test_euc_jp_page_with_http_equiv(tmp_path: Path) -> None:
     assert declared_charset(html.encode("euc_jp")) == "euc_jp"
     document = _load(tmp_path, html.encode("euc_jp"))
     assert "社内規程の改定について" in document.parts[0].text
-
-
-def test_encoding_order_bom_then_declaration_then_detection() -> None:
-    text = '<meta charset="shift_jis"><p>日本語の本文です</p>'
-    # a BOM wins over a stale declaration
-    decoded, warning = decode_html(b"\xef\xbb\xbf" + text.encode("utf-8"))
-    assert "日本語の本文です" in decoded
-    assert not decoded.startswith("\ufeff")
-    assert warning is None
-    # a declaration the bytes do not fit falls back to detection, with a warning
-    decoded, warning = decode_html('<meta charset="euc-jp"><p>日本語の本文です</p>'.encode("cp932"))
-    assert "日本語の本文です" in decoded
-    assert warning is not None
-    assert "euc_jp" in warning
-    # no declaration at all: detection
-    decoded, warning = decode_html("<p>シフトJISの本文です</p>".encode("cp932"))
-    assert "シフトJISの本文です" in decoded
-    assert warning is None
-
-
-@pytest.mark.parametrize(
-    ("head", "codec"),
-    [
-        (b'<meta charset="UTF-8">', "utf-8"),
-        (b"<meta charset=sjis>", "cp932"),
-        (b"<META HTTP-EQUIV='content-type' CONTENT='text/html;charset=x-sjis'>", "cp932"),
-        (b'<?xml version="1.0" encoding="EUC-JP"?><html>', "euc_jp"),
-        (b'<meta charset="no-such-codec">', None),
-        (b"<p>no declaration</p>", None),
-    ],
-)
-def test_declared_charset(head: bytes, codec: str | None) -> None:
-    assert declared_charset(head) == codec
 
 
 def test_binary_file_is_a_load_error(tmp_path: Path) -> None:
@@ -276,59 +236,6 @@ def test_definition_lists(tmp_path: Path) -> None:
 def test_text_that_looks_like_markdown_is_escaped(tmp_path: Path) -> None:
     text = _load(tmp_path, "<p># 番号</p><p>| 縦棒で始まる行</p><p>```</p>").parts[0].text
     assert text == "\\# 番号\n\n\\| 縦棒で始まる行\n\n\\```\n"
-
-
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("本日は\n  晴天です。", "本日は晴天です。"),
-        ("Hello\n  world", "Hello world"),
-        ("東京 大阪", "東京 大阪"),
-        ("  前後の空白  ", "前後の空白"),
-        ("一行目\x00二行目", "一行目\n二行目"),
-        ("全角\u3000空白", "全角\u3000空白"),
-    ],
-)
-def test_collapse_space(raw: str, expected: str) -> None:
-    assert collapse_space(raw) == expected
-
-
-@pytest.mark.parametrize(
-    ("line", "expected"),
-    [
-        ("# 見出し風", "\\# 見出し風"),
-        ("#タグ", "#タグ"),
-        ("| a | b |", "\\| a | b |"),
-        ("~~~", "\\~~~"),
-        ("普通の行", "普通の行"),
-    ],
-)
-def test_escape_line(line: str, expected: str) -> None:
-    assert escape_line(line) == expected
-
-
-def test_table_grid_expands_row_and_column_spans() -> None:
-    rows = [
-        [Cell("a", rowspan=3), Cell("b"), Cell("c")],
-        [Cell("d", colspan=2)],
-        [Cell("e"), Cell("f", rowspan=2)],
-        [Cell("g"), Cell("h")],
-    ]
-    assert table_grid(rows) == [
-        ["a", "b", "c"],
-        ["a", "d", "d"],
-        ["a", "e", "f"],
-        ["g", "h", "f"],
-    ]
-
-
-def test_table_grid_ragged_rows() -> None:
-    assert table_grid([[Cell("x")], [Cell("y"), Cell("z")]]) == [["x"], ["y", "z"]]
-    assert table_grid([[Cell("a", rowspan=2), Cell("b", rowspan=3)], [], [Cell("c")]]) == [
-        ["a", "b"],
-        ["a", "b"],
-        ["c", "b"],
-    ]
 
 
 # --- heading paths through the chunker -----------------------------------------------------
