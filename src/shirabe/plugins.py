@@ -87,13 +87,16 @@ class Registry(Generic[T]):
         return cast(T, _load(point))
 
     def load_all(self) -> dict[str, T]:
-        """Every part by name, skipping (and logging) those whose module cannot be imported."""
+        """Every part by name, skipping (and logging) those that cannot be loaded: a broken
+        package must not stop the parts that work."""
         loaded: dict[str, T] = {}
         for name, point in self._points().items():
             try:
                 loaded[name] = cast(T, _load(point))
-            except ImportError:
-                logger.warning("%s %r skipped", self.family, name, exc_info=True)
+            except Exception:
+                logger.warning(
+                    "%s %r of %s skipped", self.family, name, _owner(point), exc_info=True
+                )
         return loaded
 
     def _points(self) -> dict[str, EntryPoint]:

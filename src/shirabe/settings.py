@@ -232,8 +232,8 @@ class Settings(BaseSettings):
     @classmethod
     def _registered(cls, value: str | None, info: ValidationInfo) -> str | None:
         """Names of parts must be registered (entry points are read, nothing is imported)."""
-        if value is None:
-            return value
+        if value is None or (not value and info.field_name == "store"):
+            return None  # SHIRABE_STORE= (empty, as .env templates leave it): the default
         family = {"store": "stores"}.get(info.field_name or "", f"{info.field_name}s")
         names = Registry(family).names()
         if value not in names:

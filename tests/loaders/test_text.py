@@ -12,7 +12,8 @@ from shirabe.chunking.markdown import MarkdownChunker
 from shirabe.loaders.markdown import MarkdownLoader, split_front_matter
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for, supported_extensions
-from shirabe.loaders.text import TextLoader, first_heading
+from shirabe.loaders.text import TextLoader
+from shirabe.text.markdown import first_heading
 
 from tests.support import FIXTURES, shared
 

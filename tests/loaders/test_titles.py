@@ -49,6 +49,12 @@ from shirabe.loaders.titles import meaningful_title
         ("report final.pdf", None),
         ("MEDRPT-2024-PAT-3847_medical_report_scan", None),
         ("scan0001", None),
+        ("IMG_2024", None),
+        ("20240401", None),
+        # one word a person chose
+        ("Handbook", "Handbook"),
+        ("FAQ", "FAQ"),
+        ("AQ-300", "AQ-300"),
     ],
 )
 def test_meaningful_title(raw: str | None, title: str | None) -> None:

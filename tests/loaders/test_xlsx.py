@@ -6,14 +6,13 @@ import datetime as dt
 import zipfile
 from pathlib import Path
 
+import openpyxl
 import pytest
 
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.loaders.xlsx import XlsxLoader
 from shirabe.records import Document, Part
-
-openpyxl = pytest.importorskip("openpyxl")
 
 
 def load(path: Path) -> Document:

@@ -41,7 +41,11 @@ TopKOption = Annotated[
 
 PathGlobOption = Annotated[
     str | None,
-    typer.Option("--path", help="Only files whose path matches this glob (a folder: '人事/*')."),
+    typer.Option(
+        "--path",
+        help="Only files whose path matches this glob ('人事/*': directly in a 人事 folder; "
+        "'人事/**': anywhere below one).",
+    ),
 ]
 
 

@@ -37,6 +37,7 @@ def serve(
         from shirabe.server.app import create_app
 
         shirabe = Shirabe(settings)
+        shirabe.store  # noqa: B018  (an unreachable database or a bad store is reported here)
         if folders:
             report = ingest_with_progress(shirabe, folders)
             print_report(report)

@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
-from shirabe.loaders.protocol import LoadOptions
-from shirabe.loaders.text import first_heading, read_text
+from shirabe.loaders.protocol import LoadOptions, read_text
 from shirabe.records import Document, Part
+from shirabe.text.markdown import first_heading
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(?P<body>(?:.*\n)*?)(?:---|\.\.\.)[ \t]*(?:\n|\Z)")
 _PAIR = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")

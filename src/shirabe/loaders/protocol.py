@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from shirabe.records import Document
+from shirabe.text.encoding import EncodingError, decode_bytes
 from shirabe.text.globs import glob_matches
 
 
@@ -107,3 +108,15 @@ def read_failure(path: str | Path, exc: OSError) -> LoadError:
     if isinstance(exc, IsADirectoryError):
         return LoadError(path, "is a directory, not a file")
     return LoadError(path, f"cannot read file ({exc.strerror or exc})")
+
+
+def read_text(path: Path) -> str:
+    """The decoded text of ``path``; raises :class:`LoadError` with a user-facing reason."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise read_failure(path, exc) from exc
+    try:
+        return decode_bytes(data, str(path))
+    except EncodingError as exc:
+        raise LoadError(path, exc.reason) from exc

@@ -35,8 +35,13 @@ def _by_suffix() -> dict[str, Loader]:
     """Suffix to loader over all registered loaders; the first registered wins a tie."""
     registry: dict[str, Loader] = {}
     for name, cls in LOADERS.load_all().items():
-        loader = cls()
-        for extension in loader.extensions:
+        try:
+            loader = cls()
+            extensions = tuple(loader.extensions)
+        except Exception:
+            logger.warning("loader %r skipped: it cannot be made", name, exc_info=True)
+            continue
+        for extension in extensions:
             suffix = extension.lower()
             if suffix in registry:
                 logger.warning(

@@ -17,6 +17,8 @@ _CJK = re.compile(
 _GENERATOR_PREFIX = re.compile(r"^(?:Microsoft (?:Word|Excel|PowerPoint) - |untitled\b)", re.I)
 _DOCUMENT_SUFFIX = re.compile(r"\.(?:docx?|xlsx?|pptx?|txt|rtf|odt)$", re.I)
 _FILENAME_LIKE = re.compile(r"^[\w.\- ]+\.(?:docx?|xlsx?|pptx?|txt|pdf|rtf|odt|tex|dvi|ps)$", re.I)
+_MACHINE_MADE = re.compile(r"_|\d{4}")
+"""Underscores and runs of four digits mark job ids, scans and dates ("scan0001", "IMG_2024")."""
 _PLACEHOLDERS = re.compile(
     r"^(?:untitled|無題|document\d*|文書\d*|title|タイトル|表題|"
     r"presentation\d*|powerpoint presentation|powerpoint プレゼンテーション|"
@@ -30,8 +32,9 @@ def meaningful_title(raw: str | None) -> str | None:
 
     A generator's prefix and a document file suffix are taken off ("Microsoft Word -
     規程.docx" becomes "規程"). Rejected: empty titles, template defaults ("Slide 1",
-    "PowerPoint Presentation", "無題", "Document1"), file names, and identifier-like strings
-    with neither a space nor Japanese ("MEDRPT-2024_scan").
+    "PowerPoint Presentation", "無題", "Document1"), file names, and machine-made identifiers
+    with neither a space nor Japanese ("MEDRPT-2024_scan", "scan0001"); a word such as
+    "Handbook" or "AQ-300" is kept.
     """
     if not raw:
         return None
@@ -43,6 +46,6 @@ def meaningful_title(raw: str | None) -> str | None:
     title = stem.strip()
     if not title or _FILENAME_LIKE.match(title) or _PLACEHOLDERS.match(title):
         return None
-    if not _CJK.search(title) and " " not in title:
+    if not _CJK.search(title) and " " not in title and _MACHINE_MADE.search(title):
         return None
     return title

@@ -94,3 +94,21 @@ def markdown_table(rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(table[0]) + " |", "|" + "---|" * len(keep)]
     lines.extend("| " + " | ".join(row) + " |" for row in table[1:])
     return "\n".join(lines)
+
+
+def first_heading(markdown: str, max_level: int = 6) -> str | None:
+    """The text of the first ATX heading of level ``max_level`` or above, outside code fences,
+    as the chunker reads headings and fences."""
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+            continue
+        fence = fence_marker(line)
+        if fence is not None:
+            continue
+        heading = atx_heading(line)
+        if heading is not None and heading[0] <= max_level:
+            return heading[1]
+    return None

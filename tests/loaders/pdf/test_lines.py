@@ -10,6 +10,7 @@ from shirabe.loaders.pdf.lines import (
     join_text,
     lines_to_markdown,
     settle_blocks,
+    tidy_ocr_text,
 )
 
 
@@ -92,3 +93,11 @@ def test_lines_to_markdown_headings() -> None:
 )
 def test_settle_blocks(blocks: list[str], expected: list[str]) -> None:
     assert settle_blocks(blocks) == expected
+
+
+def test_body_text_that_looks_like_structure_is_escaped() -> None:
+    """A page's text line is prose even when it starts like a Markdown heading, fence or table
+    row, so the chunker never opens a section, a code block or a table from it."""
+    for text in ("# 3 units per box are shipped.", "| see the table on page 4", "~~~ end ~~~"):
+        assert lines_to_markdown([_line(text, 0, x1=300)], HeadingTracker()) == ["\\" + text]
+    assert tidy_ocr_text("# 見出しではない\n本文 です") == "\\# 見出しではない\n本文です"

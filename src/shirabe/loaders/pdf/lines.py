@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from shirabe.text.markdown import escape_line
+
 MAX_HEADING_CHARS = 40
 """Longer lines are prose, whatever they start with."""
 
@@ -162,7 +164,7 @@ def lines_to_markdown(
 
     def flush() -> None:
         if paragraph.text.strip():
-            blocks.append(paragraph.text.strip())
+            blocks.append(escape_line(paragraph.text.strip()))
         paragraph.text, paragraph.lines = "", []
 
     for line in lines:
@@ -252,8 +254,9 @@ def _starts_paragraph(
 
 
 def tidy_ocr_text(text: str) -> str:
-    """OCR output with the spaces Tesseract puts between Japanese characters removed."""
-    return "\n".join(close_cjk_spaces(line).strip() for line in text.split("\n"))
+    """OCR output with the spaces Tesseract puts between Japanese characters removed, and lines
+    that would read as Markdown structure escaped."""
+    return "\n".join(escape_line(close_cjk_spaces(line).strip()) for line in text.split("\n"))
 
 
 def close_cjk_spaces(text: str) -> str:

@@ -26,7 +26,8 @@ class EmbeddedBackend:
     def migrate(self, *, embeddings_from: Path | None = None) -> Migration:
         if embeddings_from is not None:
             raise ConfigurationError(
-                "--embeddings-from copies into PostgreSQL: give --database or SHIRABE_DATABASE_URL"
+                "--embeddings-from copies into PostgreSQL, and the store is the embedded one: "
+                "give --database or SHIRABE_DATABASE_URL (and not SHIRABE_STORE=embedded)"
             )
         before = schema_version(self.settings.home)
         self.open_store().close()
