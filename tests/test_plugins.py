@@ -133,3 +133,19 @@ def test_the_documented_package_installs_with_pip_and_shirabe_reads_its_format(
     hits = json.loads(shirabe("search", "経費精算の締め日", "--json"))
     assert hits[0]["source"].endswith("手順.org")
     assert hits[0]["heading_path"] == ["経費精算", "締め日"]
+
+
+def test_a_broken_package_is_skipped_and_the_others_still_work(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    entry = "[shirabe.loaders]\nrst = broken_rst:NoSuchLoader\n"
+    with installed(tmp_path / "site", "broken-rst", "broken_rst", "VALUE = 1\n", entry):
+        assert loaders.loader_for(Path("a.rst")) is None
+        assert type(loaders.loader_for(Path("a.md"))).__name__ == "MarkdownLoader"
+    assert "loaders 'rst' of broken-rst skipped" in caplog.text
+
+
+def test_an_empty_store_setting_means_the_default() -> None:
+    assert Settings(store="").store is None
+    with pytest.raises(ValidationError, match="unknown tokenizer ''"):
+        Settings(tokenizer="")
