@@ -287,6 +287,26 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
     )
 
 
+def test_a_name_longer_than_the_file_system_holds_is_shortened(
+    client: TestClient, served: dict[str, Any]
+) -> None:
+    long_name = "就業規則の改定に関するお知らせ" * 20 + ".md"  # 305 characters, 905 bytes
+    response = client.post(
+        "/api/documents",
+        files=[
+            ("files", (long_name, "# 改定\n\n休日は年間125日とする。\n".encode(), "text/markdown"))
+        ],
+        data={"category": "総務", "groups": ["public"]},
+        headers=auth(served, "root"),
+    )
+    assert response.status_code == 200, response.text
+    (result,) = response.json()["files"]
+    assert result["outcome"] == "added", result
+    stored = result["path"].removeprefix("総務/")
+    assert stored.endswith(".md") and long_name.startswith(stored[:-3])
+    assert len(stored.encode("utf-8")) <= 200
+
+
 def test_upload_streams_progress(client: TestClient, served: dict[str, Any]) -> None:
     files = [
         ("files", (f"お知らせ{i}.txt", f"第{i}回の避難訓練は{i}月です。".encode(), "text/plain"))

@@ -24,6 +24,9 @@ from shirabe.server.errors import ApiError
 router = APIRouter(tags=["documents"])
 
 UPLOAD_CATEGORY = "アップロード"
+MAX_NAME_BYTES = 200
+"""Uploaded names are shortened to this many UTF-8 bytes, their suffix kept: file systems hold
+255 bytes a name, and a file being received has ``.part`` added."""
 _UNSAFE = re.compile(r'[\x00-\x1f<>:"|?*\\/]')
 
 
@@ -165,7 +168,17 @@ def _safe_name(filename: str) -> str | None:
     name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip()
     if not name or name in {".", ".."} or name.startswith(".") or _UNSAFE.search(name):
         return None
-    return name[:200]
+    return _shortened(name)
+
+
+def _shortened(name: str, limit: int = MAX_NAME_BYTES) -> str:
+    """``name`` cut to ``limit`` UTF-8 bytes at a character boundary, its suffix kept."""
+    if len(name.encode("utf-8")) <= limit:
+        return name
+    suffix = Path(name).suffix if len(Path(name).suffix) <= 16 else ""
+    room = limit - len(suffix.encode("utf-8"))
+    stem = name[: len(name) - len(suffix)].encode("utf-8")[:room].decode("utf-8", "ignore")
+    return stem + suffix
 
 
 def _upload_folder(uploads: Path, category: str) -> Path:
