@@ -22,29 +22,14 @@ __all__ = [
     "Shirabe",
 ]
 
-_HOMES = {
-    "Shirabe": "shirabe.engine",
-    "Settings": "shirabe.settings",
-    **{
-        name: "shirabe.records"
-        for name in (
-            "Answer",
-            "Chunk",
-            "Citation",
-            "Document",
-            "Filters",
-            "Hit",
-            "IngestReport",
-            "Part",
-        )
-    },
-}
+_HOMES = {"Shirabe": "shirabe.engine", "Settings": "shirabe.settings"}
+"""Where each public name lives; the others are records."""
 
 
 def __getattr__(name: str) -> Any:
     """Public names resolve on first use so ``import shirabe`` stays cheap."""
-    if name in _HOMES:
+    if name in __all__:
         import importlib
 
-        return getattr(importlib.import_module(_HOMES[name]), name)
+        return getattr(importlib.import_module(_HOMES.get(name, "shirabe.records")), name)
     raise AttributeError(f"module 'shirabe' has no attribute {name!r}")

@@ -24,15 +24,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-GROUPS = {
-    "loaders": "shirabe.loaders",
-    "stores": "shirabe.stores",
-    "embedders": "shirabe.embedders",
-    "generators": "shirabe.generators",
-    "tokenizers": "shirabe.tokenizers",
-}
-"""Each family and its entry point group."""
-
 
 @cache
 def _entry_points(group: str) -> dict[str, EntryPoint]:
@@ -70,21 +61,27 @@ class Registry(Generic[T]):
 
     @property
     def group(self) -> str:
-        return GROUPS[self.family]
+        """The entry point group: ``shirabe.`` and the family."""
+        return f"shirabe.{self.family}"
 
     def names(self) -> list[str]:
         """Every registered name, shirabe's own first."""
         return list(self._points())
 
-    def load(self, name: str) -> T:
-        """The part registered as ``name``; an error naming the choices when there is none."""
+    def require(self, name: str) -> EntryPoint:
+        """The entry point registered as ``name`` (nothing is imported); an error naming the
+        choices when there is none."""
         point = self._points().get(name)
         if point is None:
             raise ConfigurationError(
                 f"unknown {self.family[:-1]} {name!r}: choose from {', '.join(self.names())}"
                 " (or install the package that provides it)"
             )
-        return cast(T, _load(point))
+        return point
+
+    def load(self, name: str) -> T:
+        """The part registered as ``name``."""
+        return cast(T, _load(self.require(name)))
 
     def load_all(self) -> dict[str, T]:
         """Every part by name, skipping (and logging) those that cannot be loaded: a broken

@@ -234,10 +234,7 @@ class Settings(BaseSettings):
         """Names of parts must be registered (entry points are read, nothing is imported)."""
         if value is None or (not value and info.field_name == "store"):
             return None  # SHIRABE_STORE= (empty, as .env templates leave it): the default
-        family = {"store": "stores"}.get(info.field_name or "", f"{info.field_name}s")
-        names = Registry(family).names()
-        if value not in names:
-            raise ValueError(f"unknown {info.field_name} {value!r}: choose from {', '.join(names)}")
+        Registry(f"{info.field_name}s").require(value)
         return value
 
 
