@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import getpass
+import os
+import socket
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -24,10 +27,13 @@ from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
-from shirabe.indexing.ingest import Ingestor, Progress, source_path
+from shirabe.errors import OutsideRootError, UnsearchableError
+from shirabe.indexing.ingest import Ingestor, Progress
 from shirabe.indexing.passages import chunk_terms
+from shirabe.indexing.places import common_root, place_of, readable_path
+from shirabe.indexing.tags import UPLOADED_BY
 from shirabe.loaders.protocol import LoadOptions
-from shirabe.records import Answer, Filters, Hit, IndexStatus, IngestReport
+from shirabe.records import Answer, FileResult, Filters, Hit, IndexStatus, IngestReport
 from shirabe.retrieval.factory import make_retriever
 from shirabe.retrieval.hits import fuse_hits
 from shirabe.retrieval.protocol import Retriever
@@ -37,12 +43,29 @@ from shirabe.settings import Settings, load_synonyms
 from shirabe.stores.protocol import Backend, Migration, Store
 from shirabe.stores.registry import make_backend
 from shirabe.text.synonyms import Synonyms
+from shirabe.text.terms import searchable
 from shirabe.tokenizers.protocol import Tokenizer
 from shirabe.tokenizers.registry import make_tokenizer
 
 QUESTION_WEIGHT = 2.0
 """In the fusion of several wordings, the user's own words count double: the others are
 guesses, and a weak model's guesses can be off the subject."""
+
+
+DOCUMENT_ROOT = "document_root"
+"""The control setting that holds the document root."""
+ROOT_CACHE_SECONDS = 5.0
+"""How long the document root read from the database is trusted (another process can move
+it with ``shirabe root``, which then re-ingests)."""
+
+
+def local_actor() -> str:
+    """Who the audit log names for work done on this machine (a command, a script)."""
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+    return f"{name}@{socket.gethostname()} (local)"
 
 
 def _understands(settings: Settings) -> bool:
@@ -75,6 +98,7 @@ class Shirabe:
         self._tokenizer = tokenizer
         self._chunker = chunker
         self._bound = False
+        self._root_read: tuple[float, Path | None] | None = None
 
     # components
 
@@ -145,19 +169,76 @@ class Shirabe:
 
     # operations
 
+    @property
+    def document_root(self) -> Path | None:
+        """The folder documents are known by where they live below (recorded at the first
+        ingest, moved only by :meth:`move_root`); None before anything was ingested."""
+        now = time.monotonic()
+        if self._root_read is None or now - self._root_read[0] > ROOT_CACHE_SECONDS:
+            value = self.accounts.control(DOCUMENT_ROOT)
+            self._root_read = (now, Path(value) if value else None)
+        return self._root_read[1]
+
+    def _root_for(self, paths: Sequence[Path]) -> Path | None:
+        root = self.document_root
+        if root is None and paths:
+            claimed = self.accounts.claim_control(DOCUMENT_ROOT, readable_path(common_root(paths)))
+            root, self._root_read = Path(claimed), None
+        return root
+
+    def move_root(
+        self, folder: Path | str, progress: Progress | None = None, *, actor: str | None = None
+    ) -> IngestReport:
+        """Make ``folder`` the document root and ingest it: every document is re-tagged from
+        its place below the new root (category, readers), and documents outside it leave."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise OutsideRootError(folder, "(no such folder)")
+        old = self.document_root
+        new = readable_path(folder)
+        self.accounts.set_control(DOCUMENT_ROOT, new)
+        self._root_read = None
+        self.accounts.audit(actor or local_actor(), "root", new, f"{old} -> {new}")
+        report = self.ingest([folder], progress, actor=actor)
+        for info in self.store.list_sources():
+            if place_of(info.path, folder) is None and not self._uploaded(info.metadata):
+                self.store.remove_source(info.path)
+                report.files.append(FileResult(info.path, "removed"))
+        self.store.refresh()
+        return report
+
+    @staticmethod
+    def _uploaded(metadata: Mapping[str, str]) -> bool:
+        return UPLOADED_BY in metadata
+
     def ingest(
         self,
         paths: Sequence[Path | str],
         progress: Progress | None = None,
         *,
-        groups: Sequence[str] | None = None,
-        root: Path | None = None,
+        area: Path | None = None,
+        uploader: str | None = None,
+        rejected: Sequence[tuple[Path, str]] = (),
+        actor: str | None = None,
     ) -> IngestReport:
         """Add new files, replace changed ones, drop deleted ones under ``paths``.
 
-        ``groups`` overrides the access map for the files of this run (uploads); ``root``
-        gives files named one by one their category."""
+        Every path must lie below the index's document root (the first ingest records it);
+        a document's key, category and readers come from where it lives there. ``area`` is
+        another root for this run (a server's uploads folder); ``uploader`` names who
+        uploaded the files and ``rejected`` lists uploads refused before the run, recorded
+        as failures. Uploads, replacements, deletions and changed readers are written to the
+        audit log under ``actor`` (default: the local user)."""
+        given = [Path(p) for p in paths]
+        root = area if area is not None else self._root_for(given)
+        if root is None:
+            return IngestReport()
         store = self._bind()
+        who = actor or local_actor()
+
+        def audit(action: str, key: str, detail: str) -> None:
+            self.accounts.audit(who, action, key, detail)
+
         ingestor = Ingestor(
             store=store,
             chunker=self.chunker,
@@ -165,6 +246,7 @@ class Shirabe:
             embedder=self.embedder,
             sentence_vectors=self.settings.sentence_vectors,
             max_file_bytes=self.settings.max_file_bytes,
+            root=root,
             refresh_every_files=self.settings.refresh_every_files,
             load_options=LoadOptions(
                 passwords=self.settings.passwords,
@@ -175,16 +257,26 @@ class Shirabe:
             load_timeout=self.settings.load_timeout,
             synonyms=self.synonyms,
             access=self.access,
+            on_change=audit,
         )
-        return ingestor.run([Path(p) for p in paths], progress, groups=groups, root=root)
+        return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
 
-    def remove(self, path: Path | str) -> int:
+    def key_of(self, path: Path | str) -> str:
+        """The key a file is (or would be) stored under."""
+        root = self.document_root
+        place = place_of(path, root) if root is not None else None
+        return place.key if place is not None else readable_path(path)
+
+    def remove(self, path: Path | str, *, actor: str | None = None) -> int:
         """Drop a file, or every file under a folder, from the index. Returns how many."""
         store = self.store
-        key = source_path(Path(path))
-        removed = int(store.remove_source(key))
-        for info in store.list_sources(under=key):
-            removed += int(store.remove_source(info.path))
+        key = path if isinstance(path, str) and store.get_source(path) else self.key_of(path)
+        keys = [key] + [info.path for info in store.list_sources(under=key)]
+        removed = 0
+        for gone in dict.fromkeys(keys):
+            if store.remove_source(gone):
+                removed += 1
+                self.accounts.audit(actor or local_actor(), "delete", gone, "removed")
         store.refresh()
         return removed
 
@@ -261,10 +353,18 @@ class Shirabe:
         weights = [QUESTION_WEIGHT] + [1.0] * (len(lists) - 1)
         return query, fuse_hits(lists, k, rrf_k=settings.rrf_k, weights=weights), searches
 
+    def check_question(self, text: str) -> None:
+        """Refuse a question or search with nothing to search for (:class:`UnsearchableError`):
+        empty, punctuation or emoji only, ``' OR 1=1 --``. Otherwise the best-ranked passage
+        of nothing would be given as an answer."""
+        if not searchable(self.tokenizer.tokenize(text)):
+            raise UnsearchableError(text)
+
     def search(
         self, text: str, *, k: int | None = None, filters: Filters | None = None
     ) -> list[Hit]:
         """Ranked passages for a query, each with the per-retriever evidence."""
+        self.check_question(text)
         store = self._bind()
         store.refresh(wait=False)
         return self.retrieve(text, k or self.settings.top_k, filters)[1]
@@ -279,6 +379,7 @@ class Shirabe:
         With ``decompose`` on, questions asked together are answered one by one and the
         answers joined, citations numbered across them.
         """
+        self.check_question(question)
         store = self._bind()
         store.refresh(wait=False)
         started = time.perf_counter()
@@ -310,8 +411,15 @@ class Shirabe:
         """``ask`` as a stream of events: hits, answer text tokens, citations, then the finished
         answer (``DoneEvent``), or an ``ErrorEvent`` if the model server fails midway.
 
-        Generators that cannot stream give their whole text as one token.
+        Generators that cannot stream give their whole text as one token. A question with
+        nothing to search for is refused here, before the first event.
         """
+        self.check_question(question)
+        return self._stream(question, k, filters)
+
+    def _stream(
+        self, question: str, k: int | None, filters: Filters | None
+    ) -> Iterator[GenerationEvent]:
         store = self._bind()
         store.refresh(wait=False)
         if self.parts(question):  # answered part by part: one block of text

@@ -16,6 +16,30 @@ class ModelMismatchError(ShirabeError):
     """The index was built with another embedding model."""
 
 
+class OutsideRootError(ShirabeError):
+    """A path to ingest is not below the index's document root."""
+
+    def __init__(self, path: object, root: object) -> None:
+        super().__init__(
+            f"{path} is outside the index's document root {root}: documents are known by "
+            "where they live below it; ingest files under it, or move the root with "
+            "`shirabe root`"
+        )
+        self.path = path
+        self.root = root
+
+
+class UnsearchableError(ShirabeError):
+    """A question or search with nothing to search for (empty, punctuation, emoji)."""
+
+    def __init__(self, text: str) -> None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        super().__init__(
+            f"nothing to search for in {shown!r}: write the question with words "
+            "(for example 「有給休暇の申請方法は？」)"
+        )
+
+
 class ConfigurationError(ShirabeError, ValueError):
     """Settings that cannot work together, such as a model generator without a server."""
 

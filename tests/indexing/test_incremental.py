@@ -110,7 +110,9 @@ def test_a_file_that_starts_failing_keeps_its_indexed_content(app: Shirabe, tmp_
     assert any("翌月10日" in t for t in found(app, "経費精算の期限"))
 
 
-def test_skips_hidden_lock_and_temp_files_and_symlink_loops(app: Shirabe, tmp_path: Path) -> None:
+def test_skips_hidden_lock_and_temp_files_and_reports_symlink_loops_and_broken_links(
+    app: Shirabe, tmp_path: Path
+) -> None:
     docs = tmp_path / "docs"
     write(docs / "休暇.md", POLICY)
     write(docs / ".hidden.md", POLICY)
@@ -118,8 +120,23 @@ def test_skips_hidden_lock_and_temp_files_and_symlink_loops(app: Shirabe, tmp_pa
     write(docs / "休暇.md~", POLICY)
     write(docs / ".git" / "x.md", POLICY)
     (docs / "loop").symlink_to(docs, target_is_directory=True)
+    (docs / "消えた.md").symlink_to(tmp_path / "missing.md")
     report = app.ingest([docs])
-    assert [Path(f.path).name for f in report.files] == ["休暇.md"]
+    outcomes = {Path(f.path).name: (f.outcome, f.reason) for f in report.files}
+    assert outcomes == {
+        "休暇.md": ("added", None),
+        "loop": ("failed", "symbolic link loop: this folder is already being read"),
+        "消えた.md": ("failed", "broken symbolic link: its target does not exist"),
+    }
+    failed = {Path(s.path).name: s.error for s in app.store.list_sources() if s.status == "failed"}
+    assert failed == {n: r for n, (o, r) in outcomes.items() if o == "failed"}
+    (docs / "loop").unlink()
+    (docs / "消えた.md").unlink()
+    again = app.ingest([docs])
+    assert sorted(Path(f.path).name for f in again.files if f.outcome == "removed") == [
+        "loop",
+        "消えた.md",
+    ]
 
 
 def test_encodings_are_detected(app: Shirabe, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ documents, and one error shape."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -261,10 +262,10 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
     )
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["groups"] == ["hr"]  # a user's uploads are for their groups
+    assert body["groups"] == ["hr"]  # the access map's readers of 人事/, as for any file there
     outcomes = {f["path"]: (f["outcome"], f["reason"]) for f in body["files"]}
     assert outcomes["人事/採用メモ.md"] == ("added", None)
-    assert outcomes["tool.exe"] == ("failed", "unsupported file type .exe")
+    assert outcomes["人事/tool.exe"] == ("failed", "unsupported file type .exe")
     assert outcomes["人事/passwd.txt"] == ("added", None)  # only the last name component
     uploads = served["settings"].home / "uploads"
     assert (uploads / "人事" / "passwd.txt").is_file()
@@ -275,16 +276,55 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
         return any(h["source"] == "人事/採用メモ.md" for h in hits.json()["hits"])
 
     assert found("hana") and found("root") and not found("taro")
+    # the refused file is in the failure list of those who may read its place, and counted
+    for user, listed in [("hana", True), ("taro", False)]:
+        failed = client.get(
+            "/api/documents", params={"status": "failed"}, headers=auth(served, user)
+        ).json()["items"]
+        assert ("人事/tool.exe" in [d["path"] for d in failed]) is listed
+        status = client.get("/api/status", headers=auth(served, user)).json()
+        assert status["failed"] == len(failed)
+    # readers come from the place, never from the request
     assert_error(
         client.post(
             "/api/documents",
             files=[("files", ("a.md", b"# a\n", "text/markdown"))],
             data={"groups": ["public"]},
-            headers=auth(served, "hana"),
+            headers=auth(served, "root"),
         ),
-        403,
-        "forbidden",
+        422,
+        "invalid_request",
     )
+
+
+def test_an_upload_never_gives_readers_outside_the_uploader_nor_replaces_others_work(
+    client: TestClient, served: dict[str, Any]
+) -> None:
+    def upload(user: str, category: str, name: str, text: str) -> Any:
+        return client.post(
+            "/api/documents",
+            files=[("files", (name, f"# {name}\n\n{text}\n".encode(), "text/markdown"))],
+            data={"category": category},
+            headers=auth(served, user),
+        )
+
+    refused = upload("taro", "人事", "評価.md", "評価は年2回行う。")
+    assert_error(refused, 403, "forbidden")
+    assert "hr" in refused.json()["error"]["message"]
+    assert upload("taro", "総務", "共有メモ.md", "共有の合言葉はSAKURA。").status_code == 200
+    taken = upload("hana", "総務", "共有メモ.md", "共有の合言葉はKIKU。")
+    assert_error(taken, 409, "conflict")
+    assert "already exists" in taken.json()["error"]["message"]
+    again = upload("taro", "総務", "共有メモ.md", "共有の合言葉はMOMO。")
+    assert [f["outcome"] for f in again.json()["files"]] == ["updated"]
+    assert upload("root", "総務", "共有メモ.md", "共有の合言葉はUME。").status_code == 200
+    hits = client.get("/api/search", params={"q": "共有の合言葉"}, headers=auth(served, "taro"))
+    texts = " ".join(h["text"] for h in hits.json()["hits"])
+    assert "UME" in texts and not {"SAKURA", "KIKU", "MOMO"} & set(re.findall("[A-Z]+", texts))
+    log = client.get("/api/audit", headers=auth(served, "root")).json()["items"]
+    mine = [(e["actor"], e["action"]) for e in log if e["path"].endswith("総務/共有メモ.md")]
+    assert mine == [("root", "replace"), ("taro", "replace"), ("taro", "upload")]
+    assert_error(client.get("/api/audit", headers=auth(served, "taro")), 403, "forbidden")
 
 
 def test_a_name_longer_than_the_file_system_holds_is_shortened(
@@ -296,7 +336,7 @@ def test_a_name_longer_than_the_file_system_holds_is_shortened(
         files=[
             ("files", (long_name, "# 改定\n\n休日は年間125日とする。\n".encode(), "text/markdown"))
         ],
-        data={"category": "総務", "groups": ["public"]},
+        data={"category": "総務"},
         headers=auth(served, "root"),
     )
     assert response.status_code == 200, response.text
@@ -316,7 +356,7 @@ def test_upload_streams_progress(client: TestClient, served: dict[str, Any]) -> 
         "POST",
         "/api/documents",
         files=files,
-        data={"category": "総務", "groups": ["public"]},
+        data={"category": "総務"},
         headers={**auth(served, "root"), "Accept": "text/event-stream"},
     ) as response:
         assert response.status_code == 200

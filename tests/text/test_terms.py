@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.text.terms import as_weights, is_code, query_weights
+from shirabe.text.terms import as_weights, is_code, query_weights, searchable
 
 # Terms as the tokenizer emits them: lower-case, normalised, n-grams prefixed with "~".
 IS_CODE: list[tuple[str, bool]] = [
@@ -123,3 +123,21 @@ def test_query_weights(
 )
 def test_as_weights(terms: list[str] | dict[str, float], expected: dict[str, float]) -> None:
     assert as_weights(terms) == expected
+
+
+@pytest.mark.parametrize(
+    ("terms", "expected"),
+    [
+        ([], False),  # "", "？？？", "😀😀" tokenize to nothing
+        (["or", "1", "1"], False),  # ' OR 1=1 --
+        (["1"], False),
+        (["the"], False),
+        (["~です", "~すか"], False),  # n-grams only
+        (["何", "~何で"], True),
+        (["vpn"], True),
+        (["aq-300"], True),
+        (["drop", "table", "users"], True),
+    ],
+)
+def test_a_query_is_searchable_when_it_has_a_word(terms: list[str], expected: bool) -> None:
+    assert searchable(terms) is expected

@@ -8,6 +8,7 @@ bits, so a fast hash is enough: nothing can be guessed from the hash that brute 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
@@ -60,6 +61,19 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """Who changed a document, or the index's settings, and when."""
+
+    id: int
+    at: str
+    actor: str
+    action: str
+    """``upload``, ``replace``, ``delete``, ``readers`` (the readers changed) or ``root``."""
+    path: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
 class TokenInfo:
     id: int
     user: str
@@ -85,7 +99,8 @@ def _check_name(name: str) -> str:
 
 
 class Accounts:
-    """The users and tokens of one shirabe home, or of one PostgreSQL database."""
+    """The users and tokens of one shirabe home, or of one PostgreSQL database; with them the
+    audit log and the index's control settings (its document root)."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
@@ -196,3 +211,42 @@ class Accounts:
             "UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), rows[0]["token_id"])
         )
         return self._user(rows[0])
+
+    # the audit log
+
+    def audit(self, actor: str, action: str, path: str, detail: str = "") -> None:
+        self._db.change(
+            "INSERT INTO audit (at, actor, action, path, detail) VALUES (?, ?, ?, ?, ?)",
+            (_now(), actor, action, path, detail),
+        )
+
+    def audit_log(self, *, limit: int = 100, offset: int = 0) -> list[AuditEntry]:
+        """The newest entries first."""
+        rows = self._db.query(
+            "SELECT * FROM audit ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
+        )
+        return [
+            AuditEntry(r["id"], r["at"], r["actor"], r["action"], r["path"], r["detail"])
+            for r in rows
+        ]
+
+    # control settings
+
+    def control(self, key: str) -> str | None:
+        rows = self._db.query("SELECT value FROM control WHERE key = ?", (key,))
+        return str(rows[0]["value"]) if rows else None
+
+    def set_control(self, key: str, value: str) -> None:
+        if self._db.change("UPDATE control SET value = ? WHERE key = ?", (value, key)) == 0:
+            try:
+                self._db.change("INSERT INTO control (key, value) VALUES (?, ?)", (key, value))
+            except DuplicateError:  # set by another process just now
+                self._db.change("UPDATE control SET value = ? WHERE key = ?", (value, key))
+
+    def claim_control(self, key: str, value: str) -> str:
+        """``key``'s value, set to ``value`` first if it has none (first writer wins)."""
+        with contextlib.suppress(DuplicateError):  # set by another process first
+            self._db.change("INSERT INTO control (key, value) VALUES (?, ?)", (key, value))
+        found = self.control(key)
+        assert found is not None
+        return found

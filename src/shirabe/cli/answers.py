@@ -6,6 +6,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from shirabe.cli.options import (
     IndexOption,
@@ -20,7 +21,8 @@ from shirabe.cli.options import (
     opened,
     with_options,
 )
-from shirabe.cli.render import answer_json, out, print_answer, print_hits, stream_answer
+from shirabe.cli.render import answer_json, err, out, print_answer, print_hits, stream_answer
+from shirabe.errors import UnsearchableError
 from shirabe.records import hit_json
 
 ExplainOption = Annotated[bool, typer.Option("--explain", help="Show why each passage ranked.")]
@@ -105,6 +107,9 @@ def chat(
                 answer = stream_answer(shirabe, question, filters)
             except KeyboardInterrupt:
                 out.print()
+                continue
+            except UnsearchableError as exc:  # ask again; the chat goes on
+                err.print(f"[yellow]{escape(str(exc))}[/]")
                 continue
             if answer is not None:
                 print_answer(answer, explain=explain, text=False)

@@ -1,4 +1,5 @@
-"""Commands that build and look after the index: ingest, remove, status, migrate."""
+"""Commands that build and look after the index: ingest, remove, status, migrate, root,
+audit."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
-from shirabe.cli.progress import ingest_with_progress
+from shirabe.cli.progress import ingest_with_progress, move_root_with_progress
 from shirabe.cli.render import display_path, err, out, print_report, report_json
 
 
@@ -120,3 +121,51 @@ def migrate(
         out.print(f"schema version {latest}: up to date")
     if embeddings_from is not None:
         out.print(f"copied {copied:,} cached embeddings from {escape(str(embeddings_from))}")
+
+
+def root(
+    folder: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The new document root (omit to show the current one).", show_default=False
+        ),
+    ] = None,
+    index: IndexOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Show or move the document root: the folder whose layout gives every document its key,
+    category and readers (the access map's globs are relative to it). Moving it re-ingests
+    the new root and drops documents outside it; it is kept in the audit log."""
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
+        if folder is None:
+            current = shirabe.document_root
+            out.print(escape(str(current)) if current else "— (set by the first ingest)")
+            return
+        report = (
+            shirabe.move_root(folder)
+            if json_out or not out.is_terminal
+            else move_root_with_progress(shirabe, folder)
+        )
+    if json_out:
+        out.print_json(json.dumps(report_json(report), ensure_ascii=False))
+    else:
+        print_report(report)
+
+
+def audit(
+    index: IndexOption = None,
+    limit: Annotated[int, typer.Option(help="How many entries, newest first.")] = 50,
+    json_out: JsonOption = False,
+) -> None:
+    """Who uploaded, replaced, deleted or changed the readers of a document, and when."""
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
+        entries = shirabe.accounts.audit_log(limit=limit)
+    if json_out:
+        out.print_json(json.dumps([asdict(e) for e in entries], ensure_ascii=False))
+        return
+    table = Table("when", "who", "what", "document", "detail", box=None)
+    for e in entries:
+        table.add_row(
+            *(escape(v) for v in (e.at, e.actor, e.action, display_path(e.path), e.detail))
+        )
+    out.print(table)

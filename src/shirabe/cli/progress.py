@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from shirabe.evaluation.cases import Case
 from shirabe.evaluation.metrics import CaseResult
 from shirabe.evaluation.run import run
 from shirabe.indexing.ingest import IngestEvent
+from shirabe.indexing.ingest import Progress as IngestProgress
 from shirabe.records import Filters, IngestReport
 
 
@@ -33,6 +34,14 @@ def bar() -> Iterator[Progress]:
 
 
 def ingest_with_progress(shirabe: Shirabe, paths: list[Path]) -> IngestReport:
+    return _with_progress(lambda notify: shirabe.ingest(paths, progress=notify))
+
+
+def move_root_with_progress(shirabe: Shirabe, folder: Path) -> IngestReport:
+    return _with_progress(lambda notify: shirabe.move_root(folder, notify))
+
+
+def _with_progress(work: Callable[[IngestProgress], IngestReport]) -> IngestReport:
     with bar() as progress:
         task = progress.add_task("indexing", total=None, item="")
 
@@ -45,7 +54,7 @@ def ingest_with_progress(shirabe: Shirabe, paths: list[Path]) -> IngestReport:
             elif event.kind == "index":
                 progress.update(task, description="building index", item="")
 
-        return shirabe.ingest(paths, progress=on_event)
+        return work(on_event)
 
 
 def batch_with_progress(

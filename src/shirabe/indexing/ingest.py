@@ -15,8 +15,19 @@ from typing import Literal
 from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
+from shirabe.errors import OutsideRootError
 from shirabe.indexing.passages import chunk_terms, embedding_key, embedding_texts
-from shirabe.indexing.tags import CATEGORY, ENTITIES, GROUPS, TAGS_VERSION, category_of, groups_json
+from shirabe.indexing.places import Place, place_of, readable_path
+from shirabe.indexing.tags import (
+    CATEGORY,
+    ENTITIES,
+    GROUPS,
+    RESERVED,
+    TAGS_FORMAT,
+    TAGS_VERSION,
+    UPLOADED_BY,
+    groups_json,
+)
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for, supported_extensions
 from shirabe.loaders.worker import TimedLoader
@@ -41,25 +52,38 @@ def is_ignored(name: str) -> bool:
     )
 
 
-def walk(root: Path) -> Iterator[Path]:
-    """Supported files below ``root`` in sorted order; symlinked folders are followed once."""
+Problem = Callable[[Path, str], None]
+"""Told of a path below a walked folder that cannot be read, and why."""
+
+
+def walk(root: Path, problem: Problem | None = None) -> Iterator[Path]:
+    """Supported files below ``root`` in sorted order; symlinked folders are followed once.
+
+    Folders that cannot be listed, symbolic link loops (a folder reached again) and links
+    whose target is missing are given to ``problem`` with the reason.
+    """
     extensions = supported_extensions()
     seen: set[tuple[int, int]] = set()
+
+    def report(path: Path, reason: str) -> None:
+        log.info("%s: %s", path, reason)
+        if problem is not None:
+            problem(path, reason)
 
     def visit(folder: Path) -> Iterator[Path]:
         try:
             st = folder.stat()
         except OSError as exc:
-            log.warning("cannot read folder %s: %s", folder, exc)
+            report(folder, f"cannot read folder: {exc.strerror or exc}")
             return
         if (st.st_dev, st.st_ino) in seen:
-            log.warning("skipping %s: symlink loop", folder)
+            report(folder, "symbolic link loop: this folder is already being read")
             return
         seen.add((st.st_dev, st.st_ino))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            log.warning("cannot list folder %s: %s", folder, exc)
+            report(folder, f"cannot list folder: {exc.strerror or exc}")
             return
         for entry in entries:
             if is_ignored(entry.name):
@@ -68,23 +92,21 @@ def walk(root: Path) -> Iterator[Path]:
             try:
                 if entry.is_dir():
                     yield from visit(path)
-                elif entry.is_file() and path.suffix.lower() in extensions:
-                    yield path
+                elif entry.is_file():
+                    if path.suffix.lower() in extensions:
+                        yield path
+                elif entry.is_symlink():
+                    report(path, "broken symbolic link: its target does not exist")
             except OSError as exc:
-                log.warning("skipping %s: %s", path, exc)
+                report(path, exc.strerror or str(exc))
 
     yield from visit(root)
 
 
-def source_path(path: Path) -> str:
-    """The key a file is stored under: absolute, symlinks kept as the user named them."""
-    return os.path.abspath(path)
-
-
-def fingerprint(path: Path, data: bytes) -> SourceRecord:
+def fingerprint(key: str, path: Path, data: bytes) -> SourceRecord:
     st = path.stat()
     return SourceRecord(
-        path=source_path(path),
+        path=key,
         sha256=hashlib.sha256(data).hexdigest(),
         size=st.st_size,
         mtime=st.st_mtime,
@@ -104,8 +126,13 @@ class IngestEvent:
 Progress = Callable[[IngestEvent], None]
 
 
+Change = Callable[[str, str, str], None]
+"""Told of each change to a document that the audit log keeps: action, key, detail."""
+
+
 class Ingestor:
-    """Brings the store in line with a set of files and folders."""
+    """Brings the store in line with a set of files and folders below one root: the index's
+    document root, or the server's uploads folder."""
 
     def __init__(
         self,
@@ -116,11 +143,13 @@ class Ingestor:
         embedder: Embedder,
         sentence_vectors: bool,
         max_file_bytes: int,
+        root: Path,
         refresh_every_files: int = 200,
         load_options: LoadOptions | None = None,
         load_timeout: float | None = None,
         synonyms: Synonyms | None = None,
         access: AccessMap | None = None,
+        on_change: Change | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -128,48 +157,60 @@ class Ingestor:
         self._embedder = embedder
         self._sentence_vectors = sentence_vectors
         self._max_file_bytes = max_file_bytes
+        self._root = root
         self._refresh_every_files = refresh_every_files
         self._loader = TimedLoader(load_options or LoadOptions(), load_timeout)
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
-        self._tags_version = f"{self._synonyms.signature}:{self._access.signature}"
-        self._groups: tuple[str, ...] | None = None
+        self._on_change = on_change or (lambda _action, _key, _detail: None)
+        self._tags_version = f"{TAGS_FORMAT}:{self._synonyms.signature}:{self._access.signature}"
+        self._uploader: str | None = None
+
+    def place(self, path: Path) -> Place:
+        """Where ``path`` lives below the root; an error for a path outside it."""
+        found = place_of(path, self._root)
+        if found is None:
+            raise OutsideRootError(path, self._root)
+        return found
 
     def run(
         self,
         paths: Sequence[Path],
         progress: Progress | None = None,
         *,
-        groups: Sequence[str] | None = None,
-        root: Path | None = None,
+        uploader: str | None = None,
+        rejected: Sequence[tuple[Path, str]] = (),
     ) -> IngestReport:
-        """Ingest ``paths``; ``groups``, when given, are the readers of every file of this run
-        instead of what the access map says (uploads). Files named one by one take their
-        category from ``root`` when it is given."""
-        self._groups = tuple(groups) if groups is not None else None
+        """Ingest ``paths`` (all below the root); ``uploader`` names who uploaded them, and
+        ``rejected`` are files refused before this run (uploads) to record as failures."""
+        for given in paths:
+            self.place(given)  # nothing starts when a path is outside the root
+        self._uploader = uploader
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
         report = IngestReport()
+        for path, reason in rejected:
+            report.files.append(self._fail(path, reason))
         files: list[Path] = []
-        roots: dict[Path, Path] = {}
+        problems: list[tuple[Path, str]] = []
+
+        def problem(path: Path, reason: str) -> None:
+            problems.append((path, reason))
+
         for given in paths:
             if given.is_dir():
-                for path in walk(given):
-                    files.append(path)
-                    roots[path] = given
+                files.extend(walk(given, problem))
             elif given.is_file():
                 files.append(given)
-                if root is not None and given.is_relative_to(root):
-                    roots[given] = root
-            elif self._store.get_source(source_path(given)) is None:
-                report.files.append(
-                    FileResult(str(given), "failed", reason="no such file or directory")
-                )
-        removed = self._removed(paths, {source_path(f) for f in files})
+            elif self._store.get_source(self.place(given).key) is None:
+                problem(given, "no such file or directory")
+        report.files.extend(self._fail(path, reason) for path, reason in problems)
+        reported = {self.place(path).key for path, _reason in problems}
+        removed = self._removed(paths, {self.place(f).key for f in files} | reported)
         notify(IngestEvent("scan", 0, len(files)))
         last_refresh, since_refresh, changed = time.monotonic(), 0, 0
         for done, path in enumerate(files, start=1):
-            result = self.process(path, roots.get(path))
+            result = self.process(path)
             report.files.append(result)
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
@@ -183,6 +224,7 @@ class Ingestor:
         for gone in removed:
             if self._store.remove_source(gone):
                 report.files.append(FileResult(gone, "removed"))
+                self._on_change("delete", gone, "the file is gone")
         self._loader.close()
         notify(IngestEvent("index", len(files), len(files)))
         self._store.refresh()
@@ -193,51 +235,58 @@ class Ingestor:
         notify(IngestEvent("done", len(files), len(files)))
         return report
 
-    def _removed(self, roots: Sequence[Path], present: set[str]) -> list[str]:
-        """Indexed files under the given roots that are no longer on disk."""
+    def _removed(self, given: Sequence[Path], present: set[str]) -> list[str]:
+        """Indexed files under the given folders that are no longer on disk."""
         gone: list[str] = []
-        for root in roots:
-            if root.is_file():
+        for folder in given:
+            if folder.is_file():
                 continue
-            for info in self._store.list_sources(under=source_path(root)):
-                if info.path not in present and not Path(info.path).is_file():
+            for info in self._store.list_sources(under=self.place(folder).key):
+                if info.path in present:
+                    continue
+                # a key that is no path on disk as written (NFD, undecodable) was not seen
+                if not Path(info.path).is_file() or readable_path(info.path) != info.path:
                     gone.append(info.path)
         return sorted(set(gone))
 
     def _current(self, previous: SourceInfo, category: str | None) -> bool:
         """Whether an unchanged file's tags still hold: same synonyms and access map, same
-        category."""
+        category, same uploader."""
         metadata = previous.metadata
         if metadata.get(TAGS_VERSION) != self._tags_version:
             return False
-        if self._groups is not None and metadata.get(GROUPS) != groups_json(self._groups):
+        if self._uploader is not None and metadata.get(UPLOADED_BY) != self._uploader:
             return False
-        return category is None or metadata.get(CATEGORY) == category
+        return metadata.get(CATEGORY) == category
+
+    def _place_tags(self, place: Place) -> dict[str, str]:
+        """The tags that come from where the file lives: its category and its readers."""
+        tags = {GROUPS: groups_json(self._access.groups_for(place.relative))}
+        if place.category is not None:
+            tags[CATEGORY] = place.category
+        return tags
 
     def _tags(
-        self, key: str, document: Document, category: str | None, relative: str
+        self, place: Place, document: Document, previous: SourceInfo | None
     ) -> dict[str, str]:
-        tags = dict(document.metadata)
-        if category is not None:
-            tags[CATEGORY] = category
+        tags = {k: v for k, v in document.metadata.items() if k not in RESERVED}
+        tags |= self._place_tags(place)
         if self._synonyms:
-            texts = [key, document.title or "", *(part.text for part in document.parts)]
+            texts = [place.key, document.title or "", *(part.text for part in document.parts)]
             names = sorted(self._synonyms.find_all(texts))
             tags[ENTITIES] = json.dumps(names, ensure_ascii=False)
-        groups = self._groups if self._groups is not None else self._access.groups_for(relative)
-        tags[GROUPS] = groups_json(groups)
+        uploader = self._uploader
+        if uploader is None and previous is not None:
+            uploader = previous.metadata.get(UPLOADED_BY)
+        if uploader is not None:
+            tags[UPLOADED_BY] = uploader
         tags[TAGS_VERSION] = self._tags_version
         return tags
 
-    def process(self, path: Path, root: Path | None = None) -> FileResult:
-        """Index one file; any failure is recorded against the file and never raised.
-
-        ``root`` is the folder given to the run that the file was found under: its category
-        and the path the access map matches are taken relative to it.
-        """
-        category = category_of(path, root) if root is not None else None
-        relative = path.relative_to(root).as_posix() if root is not None else path.name
-        key = source_path(path)
+    def process(self, path: Path) -> FileResult:
+        """Index one file; any failure is recorded against the file and never raised."""
+        place = self.place(path)
+        key = place.key
         try:
             size = path.stat().st_size
             if size > self._max_file_bytes:
@@ -245,7 +294,7 @@ class Ingestor:
                     path, f"file too large ({size:,} bytes; limit {self._max_file_bytes:,})"
                 )
             data = path.read_bytes()
-            record = fingerprint(path, data)
+            record = fingerprint(key, path, data)
         except OSError as exc:
             return self._fail(path, exc.strerror or str(exc))
         previous = self._store.get_source(key)
@@ -253,7 +302,7 @@ class Ingestor:
             previous is not None
             and previous.status == "ok"
             and previous.sha256 == record.sha256
-            and self._current(previous, category)
+            and self._current(previous, place.category)
         ):
             if previous.mtime != record.mtime or previous.size != record.size:
                 self._store.touch_source(record)
@@ -267,31 +316,38 @@ class Ingestor:
         except LoadError as exc:
             return self._fail(path, exc.reason, record)
         except Exception as exc:  # a broken file must never stop the run
-            log.exception("failed to ingest %s", path)
+            log.exception("failed to ingest %s", key)
             return self._fail(path, f"{type(exc).__name__}: {exc}", record)
         if not indexed:
             return self._fail(path, "no text found", record)
         warnings = tuple(document.warnings)
-        self._store.replace_source(
-            replace(
-                record,
-                metadata=self._tags(key, document, category, relative),
-                warnings=warnings,
-            ),
-            indexed,
-        )
+        tags = self._tags(place, document, previous)
+        self._store.replace_source(replace(record, metadata=tags, warnings=warnings), indexed)
+        self._changed(key, previous, tags)
         outcome: FileOutcome = (
             "updated" if previous is not None and previous.chunks > 0 else "added"
         )
         return FileResult(key, outcome, chunks=len(indexed), warnings=warnings)
 
+    def _changed(self, key: str, previous: SourceInfo | None, tags: dict[str, str]) -> None:
+        """Tell the audit log of an upload, a replacement, or readers that changed."""
+        if self._uploader is not None:
+            self._on_change("upload" if previous is None else "replace", key, tags[GROUPS])
+        elif previous is not None and GROUPS in previous.metadata:
+            before = previous.metadata[GROUPS]
+            if json.loads(before) != json.loads(tags[GROUPS]):
+                self._on_change("readers", key, f"{before} -> {tags[GROUPS]}")
+
     def _fail(self, path: Path, reason: str, record: SourceRecord | None = None) -> FileResult:
-        key = source_path(path)
+        place = self.place(path)
         if record is None:
-            record = SourceRecord(path=key, sha256="", size=0, mtime=0.0)
-        self._store.record_failure(record, reason)
-        log.info("%s: %s", path, reason)  # the report lists it; no duplicate on stderr
-        return FileResult(key, "failed", reason=reason)
+            record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
+        tags = self._place_tags(place) | {TAGS_VERSION: self._tags_version}
+        if self._uploader is not None:
+            tags[UPLOADED_BY] = self._uploader
+        self._store.record_failure(replace(record, metadata=tags), reason)
+        log.info("%s: %s", place.key, reason)  # the report lists it; no duplicate on stderr
+        return FileResult(place.key, "failed", reason=reason)
 
     def _index(self, chunks: Sequence[Chunk]) -> list[IndexedChunk]:
         texts = [embedding_texts(c, sentences=self._sentence_vectors) for c in chunks]

@@ -5,29 +5,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from shirabe.records import SourceInfo
 
 # Metadata keys the ingest adds to every document.
 CATEGORY = "category"
-"""The top-level folder below the ingested folder (``人事`` for ``docs/人事/規程.md``)."""
+"""The top-level folder below the document root (``人事`` for ``docs/人事/規程.md``)."""
 ENTITIES = "entities"
 """The official names (synonyms file) the document mentions, as a JSON list."""
 GROUPS = "groups"
 """The groups that may read the document (access map), as a JSON list."""
+UPLOADED_BY = "uploaded_by"
+"""The user who uploaded the document last (absent for files ingested from folders)."""
 TAGS_VERSION = "tags_version"
 """The synonyms file's and access map's signature when the document was tagged; a change
 re-tags it."""
-
-
-def category_of(path: Path, root: Path) -> str | None:
-    """The first folder of ``path`` below ``root``; None for files directly in ``root``."""
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        return None
-    return parts[0] if len(parts) > 1 else None
+TAGS_FORMAT = "2"
+"""How tags are made; a change re-tags every document once."""
+RESERVED = frozenset({CATEGORY, ENTITIES, GROUPS, UPLOADED_BY, TAGS_VERSION})
+"""Tags only the ingest sets: a document's own metadata (front matter) cannot set them."""
 
 
 def groups_json(groups: Sequence[str]) -> str:

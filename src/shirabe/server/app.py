@@ -19,7 +19,7 @@ from swagger_ui_bundle import swagger_ui_path
 from shirabe.engine import Shirabe
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
-from shirabe.server.routes import answers, documents, pages, status
+from shirabe.server.routes import answers, audit, documents, pages, status
 
 
 def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
@@ -30,7 +30,7 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        await run_in_threadpool(_warm_up, shirabe)
+        await run_in_threadpool(_warm_up, shirabe, uploads)
         yield
         shirabe.close()
 
@@ -45,12 +45,15 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     app.state.server = Server(shirabe, [r.resolve() for r in roots or []], uploads)
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
-    for router in (pages.router, status.router, answers.router, documents.router):
+    for router in (pages.router, status.router, answers.router, documents.router, audit.router):
         app.include_router(router)
     return app
 
 
-def _warm_up(shirabe: Shirabe) -> None:
-    """Load the model and open the index before the first request."""
+def _warm_up(shirabe: Shirabe, uploads: Path) -> None:
+    """Load the model and open the index before the first request; bring uploads in line
+    with the access map (a changed map re-tags them, as an ingest re-tags folders)."""
     shirabe.store.refresh(wait=False)
     shirabe.embedder.embed_query("準備")
+    if uploads.is_dir():
+        shirabe.ingest([uploads], area=uploads, actor="server start")

@@ -44,8 +44,11 @@ class Server:
     """Where uploaded files are kept."""
 
     def show(self, path: str) -> str:
-        """A stored path as callers see it: relative to a served folder, else its name."""
-        for root in (*self.folders, self.uploads):
+        """A stored path as callers see it: relative to the document root, a served folder
+        or the uploads folder, else its name."""
+        document_root = self.shirabe.document_root
+        roots = [document_root] if document_root else []
+        for root in (*roots, *self.folders, self.uploads):
             try:
                 return Path(path).relative_to(root).as_posix()
             except ValueError:

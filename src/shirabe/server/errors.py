@@ -11,7 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from shirabe.errors import GeneratorError, ShirabeError
+from shirabe.errors import ConfigurationError, GeneratorError, ShirabeError, UnsearchableError
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,13 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(422, "invalid_request", message, fields=fields)
 
     @app.exception_handler(ShirabeError)
-    async def refused(_request: Request, exc: ShirabeError) -> JSONResponse:
+    async def refused(request: Request, exc: ShirabeError) -> JSONResponse:
+        if isinstance(exc, UnsearchableError):
+            field = "query.q" if request.url.path.startswith("/api/search") else "body.question"
+            fields = [{"field": field, "reason": str(exc)}]
+            return error_response(422, "invalid_request", f"{field}: {exc}", fields=fields)
+        if isinstance(exc, ConfigurationError):  # a value in the request that cannot work
+            return error_response(422, "invalid_request", str(exc))
         return error_response(400, "bad_request", str(exc))
 
     @app.exception_handler(GeneratorError)

@@ -11,6 +11,7 @@ other glob is relative and matches at any folder depth, so ``人事/*`` matches
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _SPECIAL = frozenset("\\.^$*+?()[]{}|")
 """Characters with a meaning in Python's ``re`` or PostgreSQL's advanced regular expressions;
@@ -25,7 +26,9 @@ _ANY_FOLDERS = "(?:.*/)?"
 
 def glob_regex(glob: str) -> str:
     """``glob`` as a regular expression over the whole of a ``/``-separated path, usable with
-    ``re.match``/``re.search`` and with PostgreSQL's ``~`` operator."""
+    ``re.match``/``re.search`` and with PostgreSQL's ``~`` operator. Written in NFC, as the
+    paths it is matched against are (a glob typed on macOS is NFD)."""
+    glob = unicodedata.normalize("NFC", glob)
     out = [_PREFIX]
     if not glob.startswith("/"):
         out.append(_ANY_FOLDERS)

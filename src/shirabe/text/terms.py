@@ -52,3 +52,21 @@ def as_weights(terms: Mapping[str, float] | Sequence[str]) -> dict[str, float]:
     if isinstance(terms, Mapping):
         return {t: float(w) for t, w in terms.items() if w > 0}
     return {t: float(c) for t, c in Counter(terms).items()}
+
+
+FUNCTION_WORDS: Final = frozenset(
+    "a an and are as at be by for from if in is it no not of on or so the to was with".split()  # noqa: SIM905
+)
+"""English words that say nothing searchable on their own (``' OR 1=1 --``)."""
+
+
+def searchable(terms: Sequence[str]) -> bool:
+    """Whether a query's terms hold anything to search for: a word with a letter in it (kana,
+    kanji, Latin…) that is not an English function word. Punctuation, emoji, bare numbers
+    and ``' OR 1=1 --`` hold nothing."""
+    return any(
+        not t.startswith(NGRAM_PREFIX)
+        and t.lower() not in FUNCTION_WORDS
+        and any(ch.isalpha() for ch in t)
+        for t in terms
+    )

@@ -13,9 +13,10 @@ from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from shirabe.access.map import check_group
+from shirabe.access.map import PUBLIC
 from shirabe.indexing.ingest import IngestEvent
-from shirabe.indexing.tags import CATEGORY, groups_of
+from shirabe.indexing.places import place_of
+from shirabe.indexing.tags import CATEGORY, UPLOADED_BY, groups_of
 from shirabe.loaders.registry import loader_for
 from shirabe.records import IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
@@ -24,6 +25,8 @@ from shirabe.server.errors import ApiError
 router = APIRouter(tags=["documents"])
 
 UPLOAD_CATEGORY = "アップロード"
+ANONYMOUS = "(anonymous)"
+"""The uploader the audit log names for an upload without a token (local anonymous access)."""
 MAX_NAME_BYTES = 200
 """Uploaded names are shortened to this many UTF-8 bytes, their suffix kept: file systems hold
 255 bytes a name, and a file being received has ``.part`` added."""
@@ -62,21 +65,47 @@ async def upload(
     request: Request,
     files: Annotated[list[UploadFile], File(description="Files to add")],
     category: Annotated[str, Form(max_length=64)] = UPLOAD_CATEGORY,
-    groups: Annotated[list[str] | None, Form()] = None,
+    groups: Annotated[list[str] | None, Form(deprecated=True)] = None,
 ) -> Any:
-    """Upload files and ingest them. The response is JSON, or with ``Accept:
+    """Upload files into a category and ingest them. The response is JSON, or with ``Accept:
     text/event-stream`` server-sent ``progress`` events per file and a final ``done``.
 
-    Readers: ``groups`` (admins only); else the uploader's groups, else the default ones.
+    An upload lives in the category's folder of the uploads area, and its readers are those
+    the access map gives that place, as for any file. A user may upload only where every
+    reader group is one of theirs (or ``public``), and replace only what they uploaded
+    themselves; admins may do both anywhere.
     """
-    if groups and not who.admin:
-        raise ApiError(403, "forbidden", "only admins choose the groups of an upload")
-    readers = _upload_groups(who, groups, server)
+    if groups:
+        raise ApiError(
+            422,
+            "invalid_request",
+            "groups: the readers of an upload come from the access map for its place "
+            f"({category}/<file>), as for any file; change them there",
+        )
+    if who.name is None and server.shirabe.settings.anonymous != "localhost":
+        raise ApiError(403, "forbidden", "sign in with an API token to upload")
     folder = _upload_folder(server.uploads, category)
+    checked = [_checked(who, server, folder, f) for f in files]
     saved, rejected = await _save_all(files, folder, server.shirabe.settings.max_file_bytes)
+    uploader = who.name or ANONYMOUS
+    # a refused upload is recorded as a failure, unless that would mark a document it may
+    # not replace as failed (an unusable name cleaned up into an existing one)
+    unrecorded = [
+        {"path": server.show(str(path)), "outcome": "failed", "chunks": 0, "reason": reason}
+        for path, reason in rejected
+        if not _may_replace(who, server, path)
+    ]
+    rejected = [(path, reason) for path, reason in rejected if _may_replace(who, server, path)]
 
     def run(progress: Any = None) -> IngestReport:
-        return server.shirabe.ingest(saved, progress, groups=readers, root=server.uploads)
+        return server.shirabe.ingest(
+            saved,
+            progress,
+            area=server.uploads,
+            uploader=uploader,
+            rejected=rejected,
+            actor=uploader,
+        )
 
     def result(report: IngestReport) -> dict[str, Any]:
         done = [
@@ -88,17 +117,56 @@ async def upload(
             }
             for f in report.files
         ]
-        return {"files": rejected + done, "groups": list(readers), "category": category}
+        readers = sorted({g for found in checked for g in found})
+        return {"files": unrecorded + done, "groups": readers, "category": folder.name}
 
     if "text/event-stream" not in request.headers.get("accept", ""):
-        report = await run_in_threadpool(run) if saved else IngestReport()
-        return result(report)
-    return EventSourceResponse(_progress_events(run, result, server, bool(saved)))
+        return result(await run_in_threadpool(run))
+    return EventSourceResponse(_progress_events(run, result, server))
 
 
-async def _progress_events(
-    run: Any, result: Any, server: Server, saved: bool
-) -> AsyncIterator[dict[str, str]]:
+def _may_replace(who: Principal, server: Server, path: Path) -> bool:
+    """Whether ``who`` may write the document at ``path`` in the uploads area: a new one,
+    one they uploaded, or any for an admin."""
+    place = place_of(path, server.uploads)
+    assert place is not None
+    existing = server.shirabe.store.get_source(place.key)
+    if existing is None or who.admin:
+        return True
+    return who.name is not None and existing.metadata.get(UPLOADED_BY) == who.name
+
+
+def _checked(who: Principal, server: Server, folder: Path, upload: UploadFile) -> tuple[str, ...]:
+    """The readers an upload would have; refused before anything is saved when ``who`` may
+    not give them those readers (403) or may not replace the document there (409)."""
+    name = _safe_name(upload.filename or "")
+    if name is None:
+        return ()
+    place = place_of(folder / name, server.uploads)
+    assert place is not None
+    readers = server.shirabe.access.groups_for(place.relative)
+    if who.admin:
+        return readers
+    own = set(who.reader.groups) | {PUBLIC}
+    outside = [g for g in readers if g not in own]
+    if outside:
+        raise ApiError(
+            403,
+            "forbidden",
+            f"{place.relative} would be readable by {', '.join(outside)}, which you are not "
+            "in; upload it into a category of your own groups",
+        )
+    if not _may_replace(who, server, folder / name):
+        raise ApiError(
+            409,
+            "conflict",
+            f"{place.relative} already exists and was not uploaded by you; only an admin can "
+            "replace it (upload it under another name or category)",
+        )
+    return readers
+
+
+async def _progress_events(run: Any, result: Any, server: Server) -> AsyncIterator[dict[str, str]]:
     """A ``progress`` event per file as the ingest goes, then ``done`` with the outcome."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
@@ -120,7 +188,7 @@ async def _progress_events(
     task.add_done_callback(lambda _t: loop.call_soon_threadsafe(queue.put_nowait, None))
     while (message := await queue.get()) is not None:
         yield message
-    report = task.result() if saved else IngestReport()
+    report = task.result()
     yield {"event": "done", "data": json.dumps(result(report), ensure_ascii=False)}
 
 
@@ -149,7 +217,7 @@ def delete_document(who: Admin, server: ServerDep, document_id: int) -> dict[str
     source = server.shirabe.store.get_source_by_id(document_id)
     if source is None:
         raise ApiError(404, "not_found", f"no document {document_id}")
-    server.shirabe.remove(source.path)
+    server.shirabe.remove(source.path, actor=who.name)
     if Path(source.path).is_relative_to(server.uploads):
         Path(source.path).unlink(missing_ok=True)  # an upload has no other home
     return {"deleted": document_id, "path": server.show(source.path)}
@@ -159,7 +227,7 @@ def delete_document(who: Admin, server: ServerDep, document_id: int) -> dict[str
 def reindex(who: Admin, server: ServerDep) -> dict[str, Any]:
     if not server.folders:
         raise ApiError(409, "no_folders", "the server was started without folders")
-    report = server.shirabe.ingest(server.folders)
+    report = server.shirabe.ingest(server.folders, actor=who.name)
     return {"counts": report.counts, "seconds": report.seconds}
 
 
@@ -192,24 +260,24 @@ def _upload_folder(uploads: Path, category: str) -> Path:
 
 async def _save_all(
     files: list[UploadFile], folder: Path, limit: int
-) -> tuple[list[Path], list[dict[str, Any]]]:
-    """The uploads written to ``folder``, and the outcome of each one refused."""
+) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The uploads written to ``folder``, and each one refused with its reason (recorded as
+    a failure of the run, so the document list shows it)."""
     saved: list[Path] = []
-    rejected: list[dict[str, Any]] = []
+    rejected: list[tuple[Path, str]] = []
     for upload_file in files:
         name = _safe_name(upload_file.filename or "")
-        reason = None
         if name is None:
-            reason = "not a file name"
+            shown = _UNSAFE.sub("_", (upload_file.filename or "").strip(" .")) or "_"
+            rejected.append((folder / _shortened(shown), "not a usable file name"))
         elif loader_for(Path(name)) is None:
-            reason = f"unsupported file type {Path(name).suffix or '(none)'}"
+            rejected.append(
+                (folder / name, f"unsupported file type {Path(name).suffix or '(none)'}")
+            )
         elif await _save(upload_file, folder / name, limit) is None:
-            reason = f"file too large (limit {limit:,} bytes)"
-        if reason is None and name is not None:
-            saved.append(folder / name)
+            rejected.append((folder / name, f"file too large (limit {limit:,} bytes)"))
         else:
-            path = upload_file.filename if name is None else name
-            rejected.append({"path": path, "outcome": "failed", "reason": reason})
+            saved.append(folder / name)
     return saved, rejected
 
 
@@ -229,16 +297,6 @@ async def _save(upload: UploadFile, target: Path, limit: int) -> int | None:
     return size
 
 
-def _upload_groups(who: Principal, groups: list[str] | None, server: Server) -> tuple[str, ...]:
-    if groups:
-        return tuple(dict.fromkeys(check_group(g, "groups") for g in groups))
-    if who.name is not None and not who.admin:
-        own = server.shirabe.accounts.get_user(who.name).groups
-        if own:
-            return own
-    return tuple(server.shirabe.settings.default_groups)
-
-
 def _document(source: SourceInfo, server: Server, who: Principal) -> dict[str, Any]:
     item: dict[str, Any] = {
         "id": source.id,
@@ -252,4 +310,5 @@ def _document(source: SourceInfo, server: Server, who: Principal) -> dict[str, A
     }
     if who.admin:
         item["groups"] = groups_of(source)
+        item["uploaded_by"] = source.metadata.get(UPLOADED_BY)
     return item

@@ -40,7 +40,8 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         "failed": len(sources) - len(ok),
         "categories": [{"name": k, "files": v} for k, v in sorted(categories.items())],
         "embedding_model": index.embedding_model,
-        "last_ingest": index.last_ingest,
+        # the counts of the last run are index-wide: admins only
+        "last_ingest": index.last_ingest if who.admin else _when(index.last_ingest),
         "llm": {
             "configured": shirabe.settings.generator != "extractive",
             "model": shirabe.generator.name,
@@ -48,3 +49,10 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         "user": who.name,
         "admin": who.admin,
     }
+
+
+def _when(last: dict[str, object] | None) -> dict[str, object] | None:
+    """Of the last ingest, only when it ran."""
+    if last is None:
+        return None
+    return {k: v for k, v in last.items() if k in {"started_at", "finished_at", "at"}}

@@ -131,6 +131,17 @@ MIGRATIONS: tuple[str, ...] = (
         revoked integer NOT NULL DEFAULT 0
     );
     """,
+    """
+    CREATE TABLE audit (
+        id bigserial PRIMARY KEY,
+        at text NOT NULL,
+        actor text NOT NULL,
+        action text NOT NULL,
+        path text NOT NULL,
+        detail text NOT NULL DEFAULT ''
+    );
+    CREATE TABLE control (key text PRIMARY KEY, value text NOT NULL);
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

