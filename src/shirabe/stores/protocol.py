@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -87,6 +88,17 @@ class Store(Protocol):
     def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]: ...
 
     def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None: ...
+
+    def updating(self) -> AbstractContextManager[None]:
+        """The index's writer lock, held for a whole ingest run so that ingests take turns.
+
+        When another process (or thread) holds it, this waits for it (the store's update
+        timeout, :data:`~shirabe.stores.common.UPDATE_TIMEOUT` unless configured), logging a
+        warning that it waits, and then raises IndexBusyError: a cron run and a manual run
+        thus follow each other instead of one failing, and neither waits forever. Searches and
+        single reads never take this lock.
+        """
+        ...
 
     def refresh(self, *, wait: bool = True) -> None:
         """Bring the search indexes up to date with the stored chunks.

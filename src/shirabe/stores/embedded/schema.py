@@ -72,20 +72,26 @@ DATABASE = "index.sqlite3"
 
 
 def migrate(conn: sqlite3.Connection) -> None:
-    """Apply the migrations the database on ``conn`` (in autocommit mode) has not had yet."""
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+    """Apply the migrations the database on ``conn`` (in autocommit mode) has not had yet.
+
+    Each migration reads the version inside its own write transaction, so a process that
+    waited for another one migrating the same database finds the work done."""
+    while True:
         conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in script.split(";"):
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version >= len(MIGRATIONS):
+                conn.execute("COMMIT")
+                return
+            for statement in MIGRATIONS[version].split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            conn.execute(f"PRAGMA user_version = {number}")
+            conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        log.info("applied schema migration %d", number)
+        log.info("applied schema migration %d", version + 1)
 
 
 def schema_version(home: Path) -> int:

@@ -16,9 +16,10 @@ import numpy as np
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.common import check_model, ingest_row, now, source_row
+from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
 from shirabe.stores.embedded.filters import add_regexp, allowed_ids
 from shirabe.stores.embedded.index import SegmentIndex
+from shirabe.stores.embedded.locks import schema_lock, update_lock
 from shirabe.stores.embedded.rows import (
     INSERT_CHUNK,
     chunk_from_row,
@@ -47,15 +48,24 @@ class EmbeddedStore:
     ingests) is detected and brought up to date by diffing chunk ids.
     """
 
-    def __init__(self, home: Path, *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        update_timeout: float = UPDATE_TIMEOUT,
+    ) -> None:
         self.home = home
+        self.update_timeout = update_timeout
         self.home.mkdir(parents=True, exist_ok=True)
         self.db_path = home / DATABASE
         self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
         self._local = threading.local()
         self._model: str | None = None
         self._dim: int | None = None
-        migrate(self._conn())
+        with schema_lock(home):
+            migrate(self._conn())
 
     @staticmethod
     def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
@@ -276,6 +286,12 @@ class EmbeddedStore:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    # writers
+
+    def updating(self) -> contextlib.AbstractContextManager[None]:
+        """A lock file in the index folder, held for the whole ingest (see the protocol)."""
+        return update_lock(self.home, timeout=self.update_timeout)
 
     # derived indexes
 

@@ -19,15 +19,16 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import numpy as np
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.common import check_model, ingest_row, now, source_row
+from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
 from shirabe.stores.postgres import dense, lexical
+from shirabe.stores.postgres.connections import advisory_lock, copy_rows, guarded, traced_cursor
 from shirabe.stores.postgres.lexical import PostedChunk
 from shirabe.stores.postgres.rows import (
     CHUNK_COLUMNS,
@@ -44,6 +45,9 @@ log = logging.getLogger(__name__)
 
 _BATCH = 1000
 
+INGEST_LOCK = WRITE_LOCK + 1
+"""Held (per session, on a connection of its own) by an ingest for its whole run."""
+
 
 class PostgresStore:
     """The store Protocol on PostgreSQL + pgvector (see the module docstring)."""
@@ -58,6 +62,7 @@ class PostgresStore:
         ef_search: int = 100,
         exact_below: int = 20_000,
         read_url: str | None = None,
+        update_timeout: float = UPDATE_TIMEOUT,
     ) -> None:
         """``read_url``: a read replica of ``url``; searches and chunk reads go there, writes
         and the ingest's own reads to ``url``. A replica lags its primary by its replication
@@ -71,11 +76,13 @@ class PostgresStore:
         self.k1, self.b = k1, b
         self.ef_search = ef_search
         self.exact_below = exact_below
+        self.update_timeout = update_timeout
         migrate(url)
 
         def configure(conn: psycopg.Connection[Any]) -> None:
             register_vector(conn)
             conn.row_factory = dict_row
+            conn.cursor_factory = traced_cursor()
             conn.autocommit = True
 
         self._pool = ConnectionPool(
@@ -98,18 +105,18 @@ class PostgresStore:
 
     @contextmanager
     def _conn(self) -> Iterator[Any]:
-        with self._pool.connection() as conn:
+        with self._pool.connection() as conn, guarded(conn):
             yield conn
 
     @contextmanager
     def _search(self) -> Iterator[Any]:
         """A connection for searches: the read replica when there is one."""
-        with self._read_pool.connection() as conn:
+        with self._read_pool.connection() as conn, guarded(conn):
             yield conn
 
     @contextmanager
     def _tx(self) -> Iterator[Any]:
-        with self._pool.connection() as conn, conn.transaction():
+        with self._pool.connection() as conn, guarded(conn), conn.transaction():
             yield conn
 
     @contextmanager
@@ -119,6 +126,11 @@ class PostgresStore:
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield conn
+
+    def updating(self) -> AbstractContextManager[None]:
+        """An advisory lock for the whole ingest (see the protocol); any process can search."""
+        where = redacted(self.url)
+        return advisory_lock(self.url, INGEST_LOCK, where=where, timeout=self.update_timeout)
 
     def _meta(self, conn: Any, key: str) -> str | None:
         row = conn.execute("SELECT value FROM shirabe_meta WHERE key = %s", (key,)).fetchone()
@@ -273,8 +285,8 @@ class PostgresStore:
                                 (cid, source_id, ord_, len(sentence), dense.text_vector(vec))
                             )
                     docs.append((cid, ic.tokens, terms))
-            _copy(conn, "chunk_vectors (chunk_id, source_id, embedding)", chunk_vectors)
-            _copy(conn, "sentences (chunk_id, source_id, ord, length, embedding)", sentences)
+            copy_rows(conn, "chunk_vectors (chunk_id, source_id, embedding)", chunk_vectors)
+            copy_rows(conn, "sentences (chunk_id, source_id, ord, length, embedding)", sentences)
             lexical.copy_postings(conn, source_id, docs)
             lexical.adjust_stats(
                 conn,
@@ -473,13 +485,6 @@ class PostgresStore:
         if self._read_pool is not self._pool:
             self._read_pool.close()
         self._pool.close()
-
-
-def _copy(conn: Any, table: str, values: Sequence[tuple[Any, ...]]) -> None:
-    """COPY ``values`` into ``table`` (a table name with its column list)."""
-    with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
-        for row in values:
-            copy.write_row(row)
 
 
 def redacted(url: str) -> str:
