@@ -200,11 +200,14 @@ class Shirabe:
         self._root_read = None
         self.accounts.audit(actor or local_actor(), "root", new, f"{old} -> {new}")
         report = self.ingest([folder], progress, actor=actor)
-        for info in self.store.list_sources():
-            if place_of(info.path, folder) is None and not self._uploaded(info.metadata):
-                self.store.remove_source(info.path)
-                report.files.append(FileResult(info.path, "removed"))
-        self.store.refresh()
+        store = self.store
+        with store.updating():
+            for info in store.list_sources():
+                if place_of(info.path, folder) is None and not self._uploaded(info.metadata):
+                    store.remove_source(info.path)
+                    report.files.append(FileResult(info.path, "removed"))
+                    self.accounts.audit(actor or local_actor(), "delete", info.path, "outside")
+            store.refresh()
         return report
 
     @staticmethod
@@ -274,11 +277,12 @@ class Shirabe:
         key = path if isinstance(path, str) and store.get_source(path) else self.key_of(path)
         keys = [key] + [info.path for info in store.list_sources(under=key)]
         removed = 0
-        for gone in dict.fromkeys(keys):
-            if store.remove_source(gone):
-                removed += 1
-                self.accounts.audit(actor or local_actor(), "delete", gone, "removed")
-        store.refresh()
+        with store.updating():
+            for gone in dict.fromkeys(keys):
+                if store.remove_source(gone):
+                    removed += 1
+                    self.accounts.audit(actor or local_actor(), "delete", gone, "removed")
+            store.refresh()
         return removed
 
     @cached_property

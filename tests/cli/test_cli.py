@@ -139,3 +139,38 @@ def test_stream_and_model_server_errors(docs: Path, tmp_path: Path) -> None:
         assert result.exit_code == 1, result.output
         assert "cannot connect" in result.stderr
         assert url in result.stderr
+
+
+@pytest.mark.parametrize(
+    "command", [["search", ""], ["search", "？？？"], ["ask", "' OR 1=1 --"], ["ask", "😀😀"]]
+)
+def test_nothing_to_search_for_is_refused_with_nonzero_exit(
+    docs: Path, tmp_path: Path, command: list[str]
+) -> None:
+    index = str(tmp_path / "index")
+    runner.invoke(app, ["ingest", str(docs), "--index", index])
+    result = runner.invoke(app, [*command, "--index", index])
+    assert result.exit_code == 1, result.output
+    assert "nothing to search for" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_root_and_audit(docs: Path, tmp_path: Path) -> None:
+    index = str(tmp_path / "index")
+    runner.invoke(app, ["ingest", str(docs), "--index", index])
+    result = runner.invoke(app, ["root", "--index", index])
+    assert result.stdout.strip() == str(docs)
+    outside = tmp_path / "other"
+    outside.mkdir()
+    result = runner.invoke(app, ["ingest", str(outside), "--index", index])
+    assert result.exit_code == 1 and "outside the index's document root" in result.stderr
+    result = runner.invoke(app, ["root", str(tmp_path), "--index", index, "--json"])
+    assert result.exit_code == 1  # the broken file is still a failure of the run
+    result = runner.invoke(app, ["root", "--index", index])
+    assert result.stdout.strip() == str(tmp_path)
+    result = runner.invoke(app, ["remove", str(docs / "休暇.md"), "--index", index])
+    assert result.exit_code == 0
+    result = runner.invoke(app, ["audit", "--index", index, "--json"])
+    entries = json.loads(result.stdout)
+    assert [e["action"] for e in entries] == ["delete", "root"]
+    assert entries[0]["path"] == str(docs / "休暇.md") and "(local)" in entries[0]["actor"]

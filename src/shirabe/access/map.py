@@ -1,14 +1,15 @@
 """Which groups (departments) may read a document.
 
-An access map is YAML, path globs (relative to the folder given to ``ingest``) mapped to
-groups; the first matching glob decides, and files no glob matches get the default groups::
+An access map is YAML, path globs (relative to the index's document root, see
+:mod:`shirabe.indexing.places`; for uploads, to the uploads folder) mapped to groups; the
+first matching glob decides, and files no glob matches get the default groups::
 
     人事/**: [hr]
     経理/**: [finance, executives]
     総務/社内FAQ.md: [public]
 
 Globs (:mod:`shirabe.text.globs`): ``*`` matches within one folder level, ``**`` across
-levels, ``?`` one character; a rule's glob is anchored at the ingested folder.
+levels, ``?`` one character; a rule's glob is anchored at the document root.
 The group ``public`` is every user's: a document in it is readable by all users.
 """
 
@@ -34,7 +35,7 @@ _GROUP = re.compile(r"^[\w.\-]{1,64}$")
 
 def rule_regex(glob: str) -> str:
     """The regular expression of an access-map glob, matched against ``/`` + the path relative
-    to the ingested folder: ``人事/**`` covers ``人事/…`` there, not ``x/人事/…``."""
+    to the document root: ``人事/**`` covers ``人事/…`` there, not ``x/人事/…``."""
     return glob_regex("/" + glob.strip("/"))
 
 
@@ -56,7 +57,7 @@ class AccessMap:
 
     @cached_property
     def _compiled(self) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
-        # rules are relative to the ingested folder: anchored there, as absolute globs
+        # rules are relative to the document root: anchored there, as absolute globs
         return [(re.compile(rule_regex(glob)), groups) for glob, groups in self.rules]
 
     def groups_for(self, relative: str) -> tuple[str, ...]:

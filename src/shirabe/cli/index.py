@@ -150,6 +150,8 @@ def root(
         out.print_json(json.dumps(report_json(report), ensure_ascii=False))
     else:
         print_report(report)
+    if report.failures:
+        raise typer.Exit(1)
 
 
 def audit(

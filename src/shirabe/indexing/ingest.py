@@ -15,7 +15,7 @@ from typing import Literal
 from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
-from shirabe.errors import OutsideRootError
+from shirabe.errors import OutsideRootError, StoreError
 from shirabe.indexing.passages import chunk_terms, embedding_key, embedding_texts
 from shirabe.indexing.places import Place, place_of, readable_path
 from shirabe.indexing.tags import (
@@ -208,6 +208,25 @@ class Ingestor:
         reported = {self.place(path).key for path, _reason in problems}
         removed = self._removed(paths, {self.place(f).key for f in files} | reported)
         notify(IngestEvent("scan", 0, len(files)))
+        try:
+            changed = self._process_all(files, report, notify)
+        finally:
+            self._loader.close()  # also when the store fails midway: no worker left behind
+        for gone in removed:
+            if self._store.remove_source(gone):
+                report.files.append(FileResult(gone, "removed"))
+                self._on_change("delete", gone, "the file is gone")
+        notify(IngestEvent("index", len(files), len(files)))
+        self._store.refresh()
+        if changed >= self._refresh_every_files:
+            self._store.optimize()  # many intermediate segments: merge them once
+        report.seconds = time.perf_counter() - started
+        self._store.record_ingest(report)
+        notify(IngestEvent("done", len(files), len(files)))
+        return report
+
+    def _process_all(self, files: Sequence[Path], report: IngestReport, notify: Progress) -> int:
+        """Process each file, refreshing the search indexes now and then; how many changed."""
         last_refresh, since_refresh, changed = time.monotonic(), 0, 0
         for done, path in enumerate(files, start=1):
             result = self.process(path)
@@ -221,19 +240,7 @@ class Ingestor:
             ):
                 self._store.refresh()
                 last_refresh, since_refresh = time.monotonic(), 0
-        for gone in removed:
-            if self._store.remove_source(gone):
-                report.files.append(FileResult(gone, "removed"))
-                self._on_change("delete", gone, "the file is gone")
-        self._loader.close()
-        notify(IngestEvent("index", len(files), len(files)))
-        self._store.refresh()
-        if changed >= self._refresh_every_files:
-            self._store.optimize()  # many intermediate segments: merge them once
-        report.seconds = time.perf_counter() - started
-        self._store.record_ingest(report)
-        notify(IngestEvent("done", len(files), len(files)))
-        return report
+        return changed
 
     def _removed(self, given: Sequence[Path], present: set[str]) -> list[str]:
         """Indexed files under the given folders that are no longer on disk."""
@@ -315,6 +322,8 @@ class Ingestor:
             indexed = self._index(chunks)
         except LoadError as exc:
             return self._fail(path, exc.reason, record)
+        except StoreError:  # the index itself failed (a database gone): not this file's fault
+            raise
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", key)
             return self._fail(path, f"{type(exc).__name__}: {exc}", record)

@@ -11,7 +11,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from shirabe.errors import ConfigurationError, GeneratorError, ShirabeError, UnsearchableError
+from shirabe.errors import (
+    ConfigurationError,
+    GeneratorError,
+    IndexBusyError,
+    ShirabeError,
+    UnsearchableError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +61,8 @@ def install_error_handlers(app: FastAPI) -> None:
             field = "query.q" if request.url.path.startswith("/api/search") else "body.question"
             fields = [{"field": field, "reason": str(exc)}]
             return error_response(422, "invalid_request", f"{field}: {exc}", fields=fields)
+        if isinstance(exc, IndexBusyError):
+            return error_response(503, "busy", str(exc))
         if isinstance(exc, ConfigurationError):  # a value in the request that cannot work
             return error_response(422, "invalid_request", str(exc))
         return error_response(400, "bad_request", str(exc))
