@@ -170,6 +170,12 @@ class Shirabe:
     # operations
 
     @property
+    def uploads(self) -> Path:
+        """Where a server keeps uploaded files: an area of its own, never walked as part of
+        the document root."""
+        return (self.settings.uploads or self.settings.home / "uploads").resolve()
+
+    @property
     def document_root(self) -> Path | None:
         """The folder documents are known by where they live below (recorded at the first
         ingest, moved only by :meth:`move_root`); None before anything was ingested."""
@@ -261,6 +267,7 @@ class Shirabe:
             synonyms=self.synonyms,
             access=self.access,
             on_change=audit,
+            skip=[self.uploads] if area is None else [],
         )
         with store.updating():
             return ingestor.run(given, progress, uploader=uploader, rejected=rejected)

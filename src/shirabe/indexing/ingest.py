@@ -56,14 +56,28 @@ Problem = Callable[[Path, str], None]
 """Told of a path below a walked folder that cannot be read, and why."""
 
 
-def walk(root: Path, problem: Problem | None = None) -> Iterator[Path]:
-    """Supported files below ``root`` in sorted order; symlinked folders are followed once.
+def _identities(folders: Sequence[Path]) -> set[tuple[int, int]]:
+    """The (device, inode) of each folder that exists."""
+    found = set()
+    for folder in folders:
+        try:
+            st = folder.stat()
+        except OSError:
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return found
+
+
+def walk(root: Path, problem: Problem | None = None, skip: Sequence[Path] = ()) -> Iterator[Path]:
+    """Supported files below ``root`` in sorted order; symlinked folders are followed once,
+    folders in ``skip`` (the uploads area) never.
 
     Folders that cannot be listed, symbolic link loops (a folder reached again) and links
     whose target is missing are given to ``problem`` with the reason.
     """
     extensions = supported_extensions()
-    seen: set[tuple[int, int]] = set()
+    skipped = _identities(skip)
+    seen = set(skipped)
 
     def report(path: Path, reason: str) -> None:
         log.info("%s: %s", path, reason)
@@ -76,6 +90,8 @@ def walk(root: Path, problem: Problem | None = None) -> Iterator[Path]:
         except OSError as exc:
             report(folder, f"cannot read folder: {exc.strerror or exc}")
             return
+        if (st.st_dev, st.st_ino) in skipped:
+            return  # kept by the server as uploads, with readers of their own place
         if (st.st_dev, st.st_ino) in seen:
             report(folder, "symbolic link loop: this folder is already being read")
             return
@@ -150,6 +166,7 @@ class Ingestor:
         synonyms: Synonyms | None = None,
         access: AccessMap | None = None,
         on_change: Change | None = None,
+        skip: Sequence[Path] = (),
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -165,6 +182,7 @@ class Ingestor:
         self._on_change = on_change or (lambda _action, _key, _detail: None)
         self._tags_version = f"{TAGS_FORMAT}:{self._synonyms.signature}:{self._access.signature}"
         self._uploader: str | None = None
+        self._skip = list(skip)
 
     def place(self, path: Path) -> Place:
         """Where ``path`` lives below the root; an error for a path outside it."""
@@ -199,7 +217,7 @@ class Ingestor:
 
         for given in paths:
             if given.is_dir():
-                files.extend(walk(given, problem))
+                files.extend(walk(given, problem, self._skip))
             elif given.is_file():
                 files.append(given)
             elif self._store.get_source(self.place(given).key) is None:

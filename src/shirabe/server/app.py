@@ -25,8 +25,7 @@ from shirabe.server.routes import answers, audit, documents, pages, status
 def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     """The API over ``shirabe``; ``roots`` are the folders it serves (paths are shown
     relative to them, and ``/api/reindex`` ingests them again)."""
-    settings = shirabe.settings
-    uploads = (settings.uploads or settings.home / "uploads").resolve()
+    uploads = shirabe.uploads
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import unicodedata
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -120,6 +121,8 @@ async def upload(
         readers = sorted({g for found in checked for g in found})
         return {"files": unrecorded + done, "groups": readers, "category": folder.name}
 
+    if not saved and not rejected:  # every file refused without a trace to keep
+        return result(IngestReport())
     if "text/event-stream" not in request.headers.get("accept", ""):
         return result(await run_in_threadpool(run))
     return EventSourceResponse(_progress_events(run, result, server))
@@ -233,7 +236,7 @@ def reindex(who: Admin, server: ServerDep) -> dict[str, Any]:
 
 def _safe_name(filename: str) -> str | None:
     """The last path component of an uploaded name, if it is a usable file name."""
-    name = filename.replace("\\", "/").rsplit("/", 1)[-1].strip()
+    name = unicodedata.normalize("NFC", filename.replace("\\", "/").rsplit("/", 1)[-1].strip())
     if not name or name in {".", ".."} or name.startswith(".") or _UNSAFE.search(name):
         return None
     return _shortened(name)
