@@ -260,6 +260,7 @@ class Shirabe:
             load_options=LoadOptions(
                 passwords=self.settings.passwords,
                 max_unzipped_bytes=self.settings.max_unzipped_bytes,
+                max_loader_memory=self.settings.max_loader_memory,
                 ocr=self.settings.ocr,
                 ocr_languages=self.settings.ocr_languages,
             ),

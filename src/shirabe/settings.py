@@ -211,6 +211,12 @@ class Settings(BaseSettings):
     max_unzipped_bytes: int = Field(
         default=1024 * 1024 * 1024, ge=1, description="Zip-bomb guard for docx/xlsx/pptx."
     )
+    max_loader_memory: int | None = Field(
+        default=2 * 1024 * 1024 * 1024,
+        ge=256 * 1024 * 1024,
+        description="Bytes of memory the process reading files may use (Linux/POSIX): a file "
+        "that needs more is reported and the run goes on; None: no limit.",
+    )
     passwords: dict[str, str] = Field(
         default_factory=dict,
         description="Passwords for encrypted PDFs: path or name glob → password "

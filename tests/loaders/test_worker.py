@@ -7,7 +7,6 @@ the tests that start a real worker assume nothing about how fast the machine is.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 from collections import deque
@@ -18,7 +17,19 @@ from typing import Any
 import pytest
 
 from shirabe.loaders.protocol import LoadError, LoadOptions, set_progress_hook
-from shirabe.loaders.worker import CRASHED, TIMED_OUT, TimedLoader, await_reply, serve
+from shirabe.loaders.worker import (
+    CRASH_REASON,
+    CRASHED,
+    OUT_OF_MEMORY,
+    TIMED_OUT,
+    TimedLoader,
+    await_reply,
+    crash_reason,
+    describe_bytes,
+    memory_reason,
+    serve,
+)
+from shirabe.loaders.worker import _start as start_worker
 from shirabe.records import Document, Part
 
 DOCUMENT = Document("a.csv", [Part("本文。", {"row": 1})])
@@ -203,10 +214,10 @@ def test_load_error_pickles() -> None:
     assert (error.path, error.reason) == ("a.pdf", "encrypted, password required")
 
 
-def test_without_a_limit_files_load_in_process(tmp_path: Path) -> None:
+def test_without_any_limit_files_load_in_process(tmp_path: Path) -> None:
     fine = tmp_path / "fine.txt"
     fine.write_text("本文。\n", encoding="utf-8")
-    loader = TimedLoader(LoadOptions(), timeout=None)
+    loader = TimedLoader(LoadOptions(max_loader_memory=None), timeout=None)
     assert loader.load(fine).parts[0].text.strip() == "本文。"
     loader.close()
 
@@ -241,11 +252,7 @@ def test_errors_cross_the_process_boundary(tmp_path: Path) -> None:
 def test_progress_crosses_the_process_boundary(tmp_path: Path) -> None:
     table = tmp_path / "table.csv"
     table.write_text("番号,氏名\n" + "".join(f"{i},社員{i}\n" for i in range(50)), "utf-8")
-    context = multiprocessing.get_context("spawn")
-    parent, child = context.Pipe()
-    worker = context.Process(target=serve, args=(child,), daemon=True)
-    worker.start()
-    child.close()
+    parent, worker = start_worker(None)  # the worker as TimedLoader starts it
     try:
         parent.send((str(table), LoadOptions()))
         received: list[tuple[str, object]] = []
@@ -253,10 +260,81 @@ def test_progress_crosses_the_process_boundary(tmp_path: Path) -> None:
             assert parent.poll(120), "the worker sent nothing for two minutes"
             received.append(parent.recv())
         parent.send(None)
-        worker.join(timeout=30)
+        assert worker.wait(timeout=30) == 0
     finally:
-        if worker.is_alive():
+        if worker.poll() is None:
             worker.kill()
+            worker.wait()
         parent.close()
     assert [status for status, _ in received[:2]] == ["ready", "progress"]
     assert received[-1][0] == "ok" and isinstance(received[-1][1], Document)
+
+
+# --------------------------------------------------------------------- the memory ceiling
+
+MIB = 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("size", "text"),
+    [(2 * 1024 * MIB, "2 GiB"), (1536 * MIB, "1.5 GiB"), (300 * MIB, "300 MiB"), (MIB, "1 MiB")],
+)
+def test_memory_sizes_read_as_people_say_them(size: int, text: str) -> None:
+    assert describe_bytes(size) == text
+
+
+def test_a_file_that_runs_out_of_memory_is_reported_with_the_ceiling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pipe = Timeline([(1.0, PROGRESS), (1.0, (OUT_OF_MEMORY, None))])
+    loader = TimedLoader(LoadOptions(max_loader_memory=300 * MIB), timeout=None)
+    monkeypatch.setattr(loader, "_worker", lambda: pipe)
+    with pytest.raises(LoadError) as info:
+        loader.load(Path("docs/huge.docx"))
+    assert info.value.reason == (
+        "needs more than 300 MiB of memory while reading (limit SHIRABE_MAX_LOADER_MEMORY)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("returncode", "peak", "reason"),
+    [
+        (None, None, CRASH_REASON),
+        (-11, 80 * MIB, f"{CRASH_REASON} (SIGSEGV)"),
+        (-6, 290 * MIB, memory_reason(300 * MIB)),  # an abort at the ceiling: out of memory
+        (-9, 100 * MIB, "the reader was killed while reading (out of memory on this machine?)"),
+        (1, 10 * MIB, CRASH_REASON),
+    ],
+    ids=["unknown", "segfault", "abort-near-the-ceiling", "killed-by-the-system", "exit-1"],
+)
+def test_why_a_worker_died(returncode: int | None, peak: int | None, reason: str) -> None:
+    assert crash_reason(returncode, peak, 300 * MIB) == reason
+
+
+def _failing_load(exc: BaseException) -> Any:
+    def load(path: Path, options: LoadOptions) -> Document:
+        raise exc
+
+    return load
+
+
+def _wrapped_memory_error() -> LoadError:
+    try:
+        raise MemoryError
+    except MemoryError as cause:
+        error = LoadError("big.docx", "corrupt or unreadable Word file (MemoryError)")
+        error.__cause__ = cause
+        return error
+
+
+@pytest.mark.parametrize(
+    "exc", [MemoryError(), _wrapped_memory_error()], ids=["raised", "wrapped-by-the-loader"]
+)
+def test_the_worker_reports_running_out_of_memory_and_stops(
+    monkeypatch: pytest.MonkeyPatch, no_progress_hook: None, exc: BaseException
+) -> None:
+    monkeypatch.setattr("shirabe.loaders.worker.load_file", _failing_load(exc))
+    pipe = Requests(("big.docx", LoadOptions()), ("next.md", LoadOptions()))
+    serve(pipe)
+    assert pipe.sent == [("ready", None), (OUT_OF_MEMORY, None)]
+    assert len(pipe.requests) == 1  # the next file goes to a fresh worker

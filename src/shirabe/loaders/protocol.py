@@ -22,6 +22,9 @@ class LoadOptions:
     with ``/`` matches at any folder depth, so a file name is enough)."""
     max_unzipped_bytes: int = 1024 * 1024 * 1024
     """Refuse OOXML packages (docx, xlsx, pptx) that would expand beyond this (zip bombs)."""
+    max_loader_memory: int | None = 2 * 1024 * 1024 * 1024
+    """Bytes of memory the process reading files may use (a file needing more fails, the
+    next one is read by a fresh process); ``None``: no limit."""
     ocr: bool = True
     """Run Tesseract on PDF pages without a usable text layer, when it is installed."""
     ocr_languages: str = "jpn+eng"

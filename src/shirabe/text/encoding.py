@@ -4,12 +4,20 @@ Office PCs still save CSV and TXT files as Shift_JIS (CP932), older Unix systems
 Excel adds BOMs, so the encoding is detected: BOMs first, then strict UTF-8, then CP932 and
 EUC-JP, ranked by how plausible the decoded Japanese looks when both decode. A file that names
 its own encoding (a web page's ``<meta charset>``) is read in it when its bytes fit.
+
+A file that is clearly UTF-8 apart from a few bad bytes (a truncated copy, one corrupted
+sector) is read with each bad byte replaced by U+FFFD rather than refused; the replacement is
+logged and, inside :func:`replacement_warnings`, reported as a warning for the document.
 """
 
 from __future__ import annotations
 
 import codecs
 import logging
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +33,12 @@ _SAMPLE_BYTES = 8192
 _SAMPLE_CHARS = 4096
 _TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1b")
 _MAX_CONTROL_RATIO = 0.05
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+_UTF8_EVIDENCE = 4
+"""Valid non-ASCII UTF-8 characters needed per bad byte before a file counts as UTF-8: CP932
+and EUC-JP text read as UTF-8 gives far more bad bytes than valid characters."""
+_notes: ContextVar[list[str] | None] = ContextVar("encoding_notes", default=None)
 
 BINARY = "binary file, not text"
 UNKNOWN = "unknown text encoding"
@@ -40,18 +54,37 @@ class EncodingError(ValueError):
 
 
 def detect_encoding(data: bytes) -> str:
-    """The Python codec name that decodes ``data``; raises :class:`EncodingError` if none does."""
+    """The Python codec name that decodes ``data``; raises :class:`EncodingError` if none does.
+
+    Nearly-UTF-8 data gives ``"utf-8"`` although a strict decode of it fails."""
     return _detect(data, "<bytes>")[0]
 
 
 def decode_bytes(data: bytes, name: str = "<bytes>") -> str:
     """``data`` as text with BOMs removed and newlines normalised to ``"\\n"``.
 
-    ``name`` only labels errors and log messages (usually the file path).
+    ``name`` only labels errors and log messages (usually the file path). Bad bytes in
+    otherwise clear UTF-8 become U+FFFD, with a warning (:func:`replacement_warnings`).
     """
-    codec, text = _detect(data, name)
-    logger.debug("decoded %s as %s", name, codec)
-    return _normalise_newlines(text.lstrip("\ufeff"))
+    return _decode(data, name)[1]
+
+
+def replaced_warning(count: int) -> str:
+    """The warning for a text that had ``count`` bad bytes replaced."""
+    noun = "byte that is" if count == 1 else "bytes that are"
+    return f"{count:,} {noun} not valid UTF-8 replaced with U+FFFD"
+
+
+@contextmanager
+def replacement_warnings() -> Iterator[list[str]]:
+    """The warnings of every decode in this block (in this thread or task), for callers whose
+    decoding happens deep inside a parser: each names bytes replaced with U+FFFD."""
+    notes: list[str] = []
+    token = _notes.set(notes)
+    try:
+        yield notes
+    finally:
+        _notes.reset(token)
 
 
 def decode_declared(
@@ -70,43 +103,78 @@ def decode_declared(
         text = data.decode(declared)
     except UnicodeDecodeError:
         logger.debug("%s: declared charset %s does not fit", name, declared)
+        codec, text, replacement = _decode(data, name)
+        if codec == declared:  # UTF-8 with a few bad bytes: the declaration was right
+            return text, replacement
         warning = f"declared charset {declared} does not match the bytes; detected instead"
-        return decode_bytes(data, name), warning
+        return text, warning
     return _normalise_newlines(text), None
+
+
+def _decode(data: bytes, name: str) -> tuple[str, str, str | None]:
+    """The codec, the clean text and the warning about replaced bytes, if any (noted too)."""
+    codec, text, replaced = _detect(data, name)
+    logger.debug("decoded %s as %s", name, codec)
+    warning = None
+    if replaced:
+        warning = replaced_warning(replaced)
+        logger.info("%s: %s", name, warning)
+        notes = _notes.get()
+        if notes is not None:
+            notes.append(warning)
+    return codec, _normalise_newlines(text.lstrip("\ufeff")), warning
 
 
 def _normalise_newlines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _detect(data: bytes, name: str) -> tuple[str, str]:
-    """The codec and the decoded text, trying the candidates from safest to most ambiguous."""
+def _detect(data: bytes, name: str) -> tuple[str, str, int]:
+    """The codec, the decoded text and how many bad bytes became U+FFFD, trying the
+    candidates from safest to most ambiguous."""
     for bom, codec in _BOMS:
         if data.startswith(bom):
             if codec == "utf-32" and len(data) % 4:
                 continue  # FF FE 00 00 can also start UTF-16-LE text whose first char is NUL
-            return codec, _decode_or_raise(data, codec, name)
+            return codec, _decode_or_raise(data, codec, name), 0
     utf16 = _utf16_without_bom(data)
     if utf16 is not None:
-        return utf16, _decode_or_raise(data, utf16, name)
+        return utf16, _decode_or_raise(data, utf16, name), 0
     if b"\x00" in data[:_SAMPLE_BYTES]:
         raise EncodingError(name, BINARY)
+    try:
+        return "utf-8", _reject_binary(data.decode("utf-8"), name), 0
+    except UnicodeDecodeError:
+        pass
+    # Checked before the legacy codecs: UTF-8 Japanese often decodes as CP932 mojibake.
+    nearly = _nearly_utf8(data)
+    if nearly is not None:
+        return "utf-8", _reject_binary(nearly[0], name), nearly[1]
     candidates: list[tuple[str, str]] = []
-    for codec in ("utf-8", *_LEGACY_CODECS):
+    for codec in _LEGACY_CODECS:
         try:
-            text = data.decode(codec)
+            candidates.append((codec, data.decode(codec)))
         except UnicodeDecodeError:
             continue
-        if codec == "utf-8":
-            return codec, _reject_binary(text, name)
-        candidates.append((codec, text))
     if not candidates:
         raise EncodingError(name, UNKNOWN)
     # max() keeps the first of equal scores, so CP932, the commoner encoding, wins ties.
     codec, text = max(candidates, key=lambda c: _plausibility(c[1][:_SAMPLE_CHARS]))
     if _mostly_unmapped(text[:_SAMPLE_CHARS]):
         raise EncodingError(name, UNKNOWN)
-    return codec, _reject_binary(text, name)
+    return codec, _reject_binary(text, name), 0
+
+
+def _nearly_utf8(data: bytes) -> tuple[str, int] | None:
+    """``data`` decoded as UTF-8 with each bad byte as U+FFFD, and the number of bad bytes,
+    when valid multi-byte characters outnumber the bad bytes by far; else ``None``."""
+    escaped = data.decode("utf-8", "surrogateescape")
+    text, bad = _ESCAPED_BYTE.subn("\ufffd", escaped)
+    ascii_chars = len(data.translate(None, _HIGH_BYTES))
+    valid_non_ascii = len(text) - bad - ascii_chars
+    if valid_non_ascii < _UTF8_EVIDENCE * bad:
+        return None
+    return text, bad
 
 
 def _decode_or_raise(data: bytes, codec: str, name: str) -> str:
