@@ -265,6 +265,7 @@ class Shirabe:
                 ocr_languages=self.settings.ocr_languages,
             ),
             load_timeout=self.settings.load_timeout,
+            load_total=self.settings.max_load_seconds,
             synonyms=self.synonyms,
             access=self.access,
             on_change=audit,

@@ -229,6 +229,18 @@ class Settings(BaseSettings):
         description="Per-file time limit: seconds a file may go without progress while it is "
         "read (a PDF page, rows of a sheet); None: no limit.",
     )
+    max_load_seconds: float | None = Field(
+        default=3600.0,
+        gt=0,
+        description="Per-file time limit on the whole read, even while it makes progress (a "
+        "sheet of millions of identical rows); None: no limit.",
+    )
+    update_timeout: float = Field(
+        default=600.0,
+        ge=0,
+        description="Seconds an ingest waits for another process's ingest into the same index "
+        "before giving up with 'the index is being updated by another process'.",
+    )
     ocr_languages: str = "jpn+eng"
     refresh_every_files: int = Field(
         default=200, ge=1, description="During long ingests, publish the index this often."

@@ -22,6 +22,7 @@ from shirabe.loaders.worker import (
     CRASHED,
     OUT_OF_MEMORY,
     TIMED_OUT,
+    TOO_LONG,
     TimedLoader,
     await_reply,
     crash_reason,
@@ -115,6 +116,38 @@ def test_the_limit_counts_from_the_last_message(
 ) -> None:
     pipe = Timeline(script)
     assert await_reply(pipe, timeout=2.0) == reply
+    assert pipe.now == pytest.approx(stopped_at)
+
+
+@pytest.mark.parametrize(
+    ("script", "total", "reply", "stopped_at"),
+    [
+        pytest.param(
+            [*progress_every(1.5, 40), (1.5, ("ok", DOCUMENT))],
+            30.0,
+            (TOO_LONG, None),
+            30.0,
+            id="progress-forever-stops-at-the-total",
+        ),
+        pytest.param(
+            [*progress_every(1.5, 4), (1.5, ("ok", DOCUMENT))],
+            30.0,
+            ("ok", DOCUMENT),
+            7.5,
+            id="done-within-the-total",
+        ),
+        pytest.param([], 1.0, (TOO_LONG, None), 1.0, id="a-total-shorter-than-the-silence"),
+        pytest.param([], 5.0, (TIMED_OUT, None), 2.0, id="silence-first"),
+    ],
+)
+def test_the_whole_read_has_a_limit_too(
+    script: list[tuple[float, Message]],
+    total: float,
+    reply: tuple[str, object],
+    stopped_at: float,
+) -> None:
+    pipe = Timeline(script)
+    assert await_reply(pipe, timeout=2.0, total=total, clock=lambda: pipe.now) == reply
     assert pipe.now == pytest.approx(stopped_at)
 
 

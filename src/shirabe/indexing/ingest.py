@@ -163,6 +163,7 @@ class Ingestor:
         refresh_every_files: int = 200,
         load_options: LoadOptions | None = None,
         load_timeout: float | None = None,
+        load_total: float | None = None,
         synonyms: Synonyms | None = None,
         access: AccessMap | None = None,
         on_change: Change | None = None,
@@ -176,7 +177,7 @@ class Ingestor:
         self._max_file_bytes = max_file_bytes
         self._root = root
         self._refresh_every_files = refresh_every_files
-        self._loader = TimedLoader(load_options or LoadOptions(), load_timeout)
+        self._loader = TimedLoader(load_options or LoadOptions(), load_timeout, load_total)
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
         self._on_change = on_change or (lambda _action, _key, _detail: None)

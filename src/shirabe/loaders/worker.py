@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -41,6 +41,8 @@ EXIT_GRACE_SECONDS = 5.0
 
 TIMED_OUT: Final = "timeout"
 """The status :func:`await_reply` gives when the worker was silent for the whole time limit."""
+TOO_LONG: Final = "too long"
+"""The status :func:`await_reply` gives when the whole read took longer than its limit."""
 CRASHED: Final = "crashed"
 """The status :func:`await_reply` gives when the worker's end of the pipe closed."""
 OUT_OF_MEMORY: Final = "memory"
@@ -149,18 +151,32 @@ def _peak_rss() -> int | None:
     return None
 
 
-def await_reply(conn: Channel, timeout: float | None) -> tuple[str, object]:
+def await_reply(
+    conn: Channel,
+    timeout: float | None,
+    total: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> tuple[str, object]:
     """The worker's reply to the file just sent, waiting at most ``timeout`` seconds for each
     message (``None``: as long as it takes): a progress message starts the wait again, so
-    only silence stops a long read.
+    only silence stops a long read; and at most ``total`` seconds in all, progress or not.
 
     Returns ``("ok", document)``, ``("error", reason)`` or ``(OUT_OF_MEMORY, None)`` as the
     worker sent them, ``(TIMED_OUT, None)`` after ``timeout`` seconds without any message,
-    and ``(CRASHED, None)`` when the worker's end of the pipe closed.
+    ``(TOO_LONG, None)`` after ``total`` seconds, and ``(CRASHED, None)`` when the worker's end
+    of the pipe closed.
     """
+    started = clock()
     while True:
-        if not conn.poll(timeout):
-            return TIMED_OUT, None
+        wait, whole = timeout, False
+        if total is not None:
+            left = total - (clock() - started)
+            if left <= 0:
+                return TOO_LONG, None
+            if wait is None or left < wait:
+                wait, whole = left, True
+        if not conn.poll(wait):
+            return (TOO_LONG if whole else TIMED_OUT), None
         try:
             status, payload = conn.recv()
         except EOFError:
@@ -257,24 +273,36 @@ class TimedLoader:
     calling process.
     """
 
-    def __init__(self, options: LoadOptions, timeout: float | None) -> None:
+    def __init__(
+        self, options: LoadOptions, timeout: float | None, total: float | None = None
+    ) -> None:
         self._options = options
         self._timeout = timeout
+        self._total = total
         self._process: subprocess.Popen[bytes] | None = None
         self._conn: Connection | None = None
         self._finalizer: weakref.finalize[Any, TimedLoader] | None = None
         self._floor: int | None = None
 
     def load(self, path: Path) -> Document:
-        if self._timeout is None and self._options.max_loader_memory is None:
+        if (
+            self._timeout is None
+            and self._total is None
+            and self._options.max_loader_memory is None
+        ):
             return load_file(path, self._options)
         conn = self._worker()
         conn.send((str(path), self._options))
         started = time.monotonic()
-        status, payload = await_reply(conn, self._timeout)
+        status, payload = await_reply(conn, self._timeout, self._total)
         if status == TIMED_OUT:
             self._kill(grace=0.0)
             raise LoadError(path, f"no progress for {self._timeout:g} s while reading (time limit)")
+        if status == TOO_LONG:
+            self._kill(grace=0.0)
+            raise LoadError(
+                path, f"still reading after {self._total:g} s (limit SHIRABE_MAX_LOAD_SECONDS)"
+            )
         if status == OUT_OF_MEMORY:
             self._kill()
             raise LoadError(path, memory_reason(self._options.max_loader_memory))

@@ -18,7 +18,7 @@ class EmbeddedBackend:
 
     def open_store(self) -> EmbeddedStore:
         s = self.settings
-        return EmbeddedStore(s.home, k1=s.bm25_k1, b=s.bm25_b)
+        return EmbeddedStore(s.home, k1=s.bm25_k1, b=s.bm25_b, update_timeout=s.update_timeout)
 
     def open_accounts(self) -> SQLiteDatabase:
         return SQLiteDatabase(self.settings.home / "accounts.sqlite3")

@@ -28,6 +28,7 @@ class PostgresBackend:
             k1=s.bm25_k1,
             b=s.bm25_b,
             pool_size=s.database_pool_size,
+            update_timeout=s.update_timeout,
             ef_search=s.hnsw_ef_search,
             exact_below=s.exact_search_below,
             read_url=s.database_read_url,
