@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import socket
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -27,11 +28,10 @@ from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
-from shirabe.errors import OutsideRootError, UnsearchableError
+from shirabe.errors import ShirabeError, UnsearchableError
 from shirabe.indexing.ingest import Ingestor, Progress
 from shirabe.indexing.passages import chunk_terms
-from shirabe.indexing.places import common_root, place_of, readable_path
-from shirabe.indexing.tags import UPLOADED_BY
+from shirabe.indexing.places import common_root, place_of
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.records import Answer, FileResult, Filters, Hit, IndexStatus, IngestReport
 from shirabe.retrieval.factory import make_retriever
@@ -42,10 +42,13 @@ from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstandin
 from shirabe.settings import Settings, load_synonyms
 from shirabe.stores.protocol import Backend, Migration, Store
 from shirabe.stores.registry import make_backend
+from shirabe.text.paths import readable_path
 from shirabe.text.synonyms import Synonyms
 from shirabe.text.terms import searchable
 from shirabe.tokenizers.protocol import Tokenizer
 from shirabe.tokenizers.registry import make_tokenizer
+
+log = logging.getLogger(__name__)
 
 QUESTION_WEIGHT = 2.0
 """In the fusion of several wordings, the user's own words count double: the others are
@@ -186,39 +189,51 @@ class Shirabe:
         return self._root_read[1]
 
     def _root_for(self, paths: Sequence[Path]) -> Path | None:
+        """The document root, recorded now from ``paths`` if nothing was ingested before."""
+        for path in paths:
+            if place_of(path, self.uploads) is not None:
+                raise ShirabeError(
+                    f"{path} is in the uploads folder {self.uploads}: uploads are ingested by "
+                    "the server, with the readers of their own place"
+                )
         root = self.document_root
         if root is None and paths:
-            claimed = self.accounts.claim_control(DOCUMENT_ROOT, readable_path(common_root(paths)))
+            first = common_root(paths)
+            if first is None:
+                raise ShirabeError(f"{paths[0]}: no such file or folder")
+            claimed = self.accounts.claim_control(DOCUMENT_ROOT, readable_path(first))
             root, self._root_read = Path(claimed), None
+            log.info("document root: %s (recorded by this first ingest)", root)
         return root
 
     def move_root(
         self, folder: Path | str, progress: Progress | None = None, *, actor: str | None = None
     ) -> IngestReport:
-        """Make ``folder`` the document root and ingest it: every document is re-tagged from
-        its place below the new root (category, readers), and documents outside it leave."""
+        """Make ``folder`` the document root: it is ingested with every document re-tagged from
+        its place below it (key, category, readers), documents outside it leave, and only then
+        is the root recorded (in the audit log too). Uploads keep their own area."""
         folder = Path(folder)
         if not folder.is_dir():
-            raise OutsideRootError(folder, "(no such folder)")
-        old = self.document_root
+            raise ShirabeError(f"{folder}: no such folder")
         new = readable_path(folder)
-        self.accounts.set_control(DOCUMENT_ROOT, new)
-        self._root_read = None
-        self.accounts.audit(actor or local_actor(), "root", new, f"{old} -> {new}")
-        report = self.ingest([folder], progress, actor=actor)
+        who = actor or local_actor()
+        report = self.ingest([folder], progress, area=folder, actor=actor)
         store = self.store
         with store.updating():
             for info in store.list_sources():
-                if place_of(info.path, folder) is None and not self._uploaded(info.metadata):
+                if (
+                    place_of(info.path, folder) is None
+                    and place_of(info.path, self.uploads) is None
+                ):
                     store.remove_source(info.path)
                     report.files.append(FileResult(info.path, "removed"))
-                    self.accounts.audit(actor or local_actor(), "delete", info.path, "outside")
+                    self.accounts.audit(who, "delete", info.path, "outside the new root")
             store.refresh()
+        old = self.document_root
+        self.accounts.set_control(DOCUMENT_ROOT, new)
+        self._root_read = None
+        self.accounts.audit(who, "root", new, f"{old} -> {new}")
         return report
-
-    @staticmethod
-    def _uploaded(metadata: Mapping[str, str]) -> bool:
-        return UPLOADED_BY in metadata
 
     def ingest(
         self,
@@ -269,7 +284,7 @@ class Shirabe:
             synonyms=self.synonyms,
             access=self.access,
             on_change=audit,
-            skip=[self.uploads] if area is None else [],
+            skip=[] if area == self.uploads else [self.uploads],
         )
         with store.updating():
             return ingestor.run(given, progress, uploader=uploader, rejected=rejected)

@@ -40,6 +40,10 @@ class UnsearchableError(ShirabeError):
         )
 
 
+class ReaderUnavailableError(ShirabeError):
+    """The process that reads files cannot be started: no file of the run can be read."""
+
+
 class ConfigurationError(ShirabeError, ValueError):
     """Settings that cannot work together, such as a model generator without a server."""
 

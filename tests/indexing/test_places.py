@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from shirabe.indexing.places import common_root, place_of, readable_name
+from shirabe.indexing.places import common_root, place_of
+from shirabe.text.paths import readable_name
 
 NFD = unicodedata.normalize("NFD", "ダイアログ.md")
 

@@ -264,16 +264,16 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
     body = response.json()
     assert body["groups"] == ["hr"]  # the access map's readers of 人事/, as for any file there
     outcomes = {f["path"]: (f["outcome"], f["reason"]) for f in body["files"]}
-    assert outcomes["人事/採用メモ.md"] == ("added", None)
-    assert outcomes["人事/tool.exe"] == ("failed", "unsupported file type .exe")
-    assert outcomes["人事/passwd.txt"] == ("added", None)  # only the last name component
+    assert outcomes["uploads/人事/採用メモ.md"] == ("added", None)
+    assert outcomes["uploads/人事/tool.exe"] == ("failed", "unsupported file type .exe")
+    assert outcomes["uploads/人事/passwd.txt"] == ("added", None)  # only the last name component
     uploads = served["settings"].home / "uploads"
     assert (uploads / "人事" / "passwd.txt").is_file()
     assert not (uploads.parent / "etc").exists()
 
     def found(user: str) -> bool:
         hits = client.get("/api/search", params={"q": "採用予定"}, headers=auth(served, user))
-        return any(h["source"] == "人事/採用メモ.md" for h in hits.json()["hits"])
+        return any(h["source"] == "uploads/人事/採用メモ.md" for h in hits.json()["hits"])
 
     assert found("hana") and found("root") and not found("taro")
     # the refused file is in the failure list of those who may read its place, and counted
@@ -281,7 +281,7 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
         failed = client.get(
             "/api/documents", params={"status": "failed"}, headers=auth(served, user)
         ).json()["items"]
-        assert ("人事/tool.exe" in [d["path"] for d in failed]) is listed
+        assert ("uploads/人事/tool.exe" in [d["path"] for d in failed]) is listed
         status = client.get("/api/status", headers=auth(served, user)).json()
         assert status["failed"] == len(failed)
     # readers come from the place, never from the request
@@ -342,7 +342,7 @@ def test_a_name_longer_than_the_file_system_holds_is_shortened(
     assert response.status_code == 200, response.text
     (result,) = response.json()["files"]
     assert result["outcome"] == "added", result
-    stored = result["path"].removeprefix("総務/")
+    stored = result["path"].removeprefix("uploads/総務/")
     assert stored.endswith(".md") and long_name.startswith(stored[:-3])
     assert len(stored.encode("utf-8")) <= 200
 
@@ -366,4 +366,4 @@ def test_upload_streams_progress(client: TestClient, served: dict[str, Any]) -> 
     assert received[-1][0] == "done"
     assert {f["outcome"] for f in received[-1][1]["files"]} == {"added"}
     hits = client.get("/api/search", params={"q": "避難訓練"}, headers=auth(served, "taro"))
-    assert any(h["source"].startswith("総務/お知らせ") for h in hits.json()["hits"])
+    assert any(h["source"].startswith("uploads/総務/お知らせ") for h in hits.json()["hits"])

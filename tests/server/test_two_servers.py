@@ -144,4 +144,4 @@ def test_both_keep_answering_while_one_ingests(
     assert not errors
     assert asked > 0
     found = other.get("/api/search", params={"q": "N-0039"}).json()["hits"]
-    assert found and found[0]["source"] == "通知/通知39.md"
+    assert found and found[0]["source"] == "uploads/通知/通知39.md"

@@ -131,6 +131,8 @@ def test_as_weights(terms: list[str] | dict[str, float], expected: dict[str, flo
         ([], False),  # "", "？？？", "😀😀" tokenize to nothing
         (["or", "1", "1"], False),  # ' OR 1=1 --
         (["1"], False),
+        (["20240401-001"], True),  # a contract number
+        (["12345"], True),
         (["the"], False),
         (["~です", "~すか"], False),  # n-grams only
         (["何", "~何で"], True),

@@ -93,8 +93,10 @@ def _now() -> str:
 
 def _check_name(name: str) -> str:
     name = name.strip()
-    if not name or len(name) > 64 or any(ch.isspace() for ch in name):
-        raise AccountError(f"user name {name!r} must be 1-64 characters without spaces")
+    if not name or len(name) > 64 or any(ch.isspace() for ch in name) or name.startswith("("):
+        raise AccountError(
+            f"user name {name!r} must be 1-64 characters without spaces, not starting with '('"
+        )
     return name
 
 

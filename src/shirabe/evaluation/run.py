@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shirabe.errors import ShirabeError, UnsearchableError
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.metrics import CaseResult, score_case
 
@@ -30,7 +31,10 @@ def run(
     results: list[CaseResult] = []
     for case in cases:
         started = time.perf_counter()
-        answer = shirabe.ask(case.question)
+        try:
+            answer = shirabe.ask(case.question)
+        except UnsearchableError as exc:
+            raise ShirabeError(f"case {case.id}: question: {exc}") from exc
         seconds = time.perf_counter() - started
         result = score_case(case, answer, seconds)
         if result.problems:

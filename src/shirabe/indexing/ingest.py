@@ -15,9 +15,9 @@ from typing import Literal
 from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
-from shirabe.errors import OutsideRootError, StoreError
+from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
 from shirabe.indexing.passages import chunk_terms, embedding_key, embedding_texts
-from shirabe.indexing.places import Place, place_of, readable_path
+from shirabe.indexing.places import Place, place_of
 from shirabe.indexing.tags import (
     CATEGORY,
     ENTITIES,
@@ -33,6 +33,7 @@ from shirabe.loaders.registry import loader_for, supported_extensions
 from shirabe.loaders.worker import TimedLoader
 from shirabe.records import Chunk, Document, FileOutcome, FileResult, IngestReport, SourceInfo
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
+from shirabe.text.paths import readable_path
 from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
 
@@ -68,21 +69,46 @@ def _identities(folders: Sequence[Path]) -> set[tuple[int, int]]:
     return found
 
 
-def walk(root: Path, problem: Problem | None = None, skip: Sequence[Path] = ()) -> Iterator[Path]:
-    """Supported files below ``root`` in sorted order; symlinked folders are followed once,
-    folders in ``skip`` (the uploads area) never.
+def _link(path: Path, folder: Path, inside: Path | None) -> str | None:
+    """What to do with a symbolic link met while walking ``folder``: ``None`` to follow it,
+    ``"skip"`` when its target lies inside the document root ``inside`` (resolved), where it
+    is read at its own place, or the reason it is a failure of the run."""
+    target = os.path.realpath(path)
+    if not os.path.exists(target):
+        return "broken symbolic link: its target does not exist"
+    if inside is None or place_of(target, inside) is None:
+        return None  # a way out of the root: read where it is written
+    here = os.path.realpath(folder)
+    if os.path.isdir(target) and (here == target or here.startswith(target.rstrip("/") + "/")):
+        return "symbolic link loop: it points to a folder that holds it"
+    return "skip"
 
-    Folders that cannot be listed, symbolic link loops (a folder reached again) and links
-    whose target is missing are given to ``problem`` with the reason.
+
+def _ignore(_path: Path, _reason: str) -> None:
+    pass
+
+
+def walk(
+    root: Path,
+    problem: Problem | None = None,
+    skip: Sequence[Path] = (),
+    inside: Path | None = None,
+) -> Iterator[Path]:
+    """Supported files below ``root`` in sorted order. Folders in ``skip`` (the uploads area)
+    are never read. Symbolic links into the document root ``inside`` are not followed (their
+    targets are read at their own place); other symlinked folders are followed once.
+
+    Folders that cannot be listed, symbolic link loops and links whose target is missing are
+    given to ``problem`` with the reason.
     """
     extensions = supported_extensions()
     skipped = _identities(skip)
     seen = set(skipped)
+    base = Path(os.path.realpath(inside)) if inside is not None else None
 
     def report(path: Path, reason: str) -> None:
         log.info("%s: %s", path, reason)
-        if problem is not None:
-            problem(path, reason)
+        (problem or _ignore)(path, reason)
 
     def visit(folder: Path) -> Iterator[Path]:
         try:
@@ -102,21 +128,35 @@ def walk(root: Path, problem: Problem | None = None, skip: Sequence[Path] = ()) 
             report(folder, f"cannot list folder: {exc.strerror or exc}")
             return
         for entry in entries:
-            if is_ignored(entry.name):
-                continue
-            path = Path(entry.path)
-            try:
-                if entry.is_dir():
-                    yield from visit(path)
-                elif entry.is_file():
-                    if path.suffix.lower() in extensions:
-                        yield path
-                elif entry.is_symlink():
-                    report(path, "broken symbolic link: its target does not exist")
-            except OSError as exc:
-                report(path, exc.strerror or str(exc))
+            if not is_ignored(entry.name):
+                yield from visit_entry(entry, folder)
+
+    def visit_entry(entry: os.DirEntry[str], folder: Path) -> Iterator[Path]:
+        path = Path(entry.path)
+        try:
+            verdict = _link(path, folder, base) if entry.is_symlink() else None
+            if verdict == "skip":
+                return
+            if verdict is not None:
+                report(path, verdict)
+            elif entry.is_dir():
+                yield from visit(path)
+            elif entry.is_file() and path.suffix.lower() in extensions:
+                yield path
+        except OSError as exc:
+            report(path, exc.strerror or str(exc))
 
     yield from visit(root)
+
+
+def _on_disk(key: str) -> bool:
+    """Whether a key not seen by the walk is still a file on disk, as written. Keys that are no
+    path as written (NFD names of an older index, undecodable names) were not seen: gone.
+    A file that cannot even be looked at is kept."""
+    try:
+        return Path(key).is_file() and readable_path(key) == key
+    except OSError:
+        return True
 
 
 def fingerprint(key: str, path: Path, data: bytes) -> SourceRecord:
@@ -209,32 +249,40 @@ class Ingestor:
         notify = progress or (lambda _event: None)
         report = IngestReport()
         for path, reason in rejected:
-            report.files.append(self._fail(path, reason))
-        files: list[Path] = []
-        problems: list[tuple[Path, str]] = []
-
-        def problem(path: Path, reason: str) -> None:
-            problems.append((path, reason))
-
+            report.files.append(self._fail(self.place(path), reason))
+        files: list[tuple[Path, Place]] = []
+        problems: list[tuple[Place, str]] = []
         for given in paths:
-            if given.is_dir():
-                files.extend(walk(given, problem, self._skip))
-            elif given.is_file():
-                files.append(given)
-            elif self._store.get_source(self.place(given).key) is None:
-                problem(given, "no such file or directory")
-        report.files.extend(self._fail(path, reason) for path, reason in problems)
-        reported = {self.place(path).key for path, _reason in problems}
-        removed = self._removed(paths, {self.place(f).key for f in files} | reported)
+            place = self.place(given)
+            try:
+                if given.is_dir():
+
+                    def problem(
+                        path: Path, reason: str, at: Path = given, of: Place = place
+                    ) -> None:
+                        problems.append((of.child(path.relative_to(at).parts), reason))
+
+                    found = walk(given, problem, self._skip, inside=self._root)
+                    files.extend((f, place.child(f.relative_to(given).parts)) for f in found)
+                elif given.is_file():
+                    files.append((given, place))
+                elif self._store.get_source(place.key) is None:
+                    problems.append((place, "no such file or directory"))
+            except OSError as exc:
+                problems.append((place, exc.strerror or str(exc)))
+        report.files.extend(self._fail(place, reason) for place, reason in problems)
+        present = {place.key for _path, place in files} | {p.key for p, _reason in problems}
+        removed = self._removed(paths, present)
         notify(IngestEvent("scan", 0, len(files)))
         try:
             changed = self._process_all(files, report, notify)
         finally:
             self._loader.close()  # also when the store fails midway: no worker left behind
         for gone in removed:
-            if self._store.remove_source(gone):
-                report.files.append(FileResult(gone, "removed"))
-                self._on_change("delete", gone, "the file is gone")
+            if self._store.remove_source(gone.path):
+                report.files.append(FileResult(gone.path, "removed"))
+                if gone.status == "ok":  # a failure record had no text to delete
+                    self._on_change("delete", gone.path, "the file is gone")
         notify(IngestEvent("index", len(files), len(files)))
         self._store.refresh()
         if changed >= self._refresh_every_files:
@@ -244,11 +292,13 @@ class Ingestor:
         notify(IngestEvent("done", len(files), len(files)))
         return report
 
-    def _process_all(self, files: Sequence[Path], report: IngestReport, notify: Progress) -> int:
+    def _process_all(
+        self, files: Sequence[tuple[Path, Place]], report: IngestReport, notify: Progress
+    ) -> int:
         """Process each file, refreshing the search indexes now and then; how many changed."""
         last_refresh, since_refresh, changed = time.monotonic(), 0, 0
-        for done, path in enumerate(files, start=1):
-            result = self.process(path)
+        for done, (path, place) in enumerate(files, start=1):
+            result = self.process(path, place)
             report.files.append(result)
             notify(IngestEvent("file", done, len(files), result))
             if result.outcome != "unchanged":
@@ -261,19 +311,16 @@ class Ingestor:
                 last_refresh, since_refresh = time.monotonic(), 0
         return changed
 
-    def _removed(self, given: Sequence[Path], present: set[str]) -> list[str]:
+    def _removed(self, given: Sequence[Path], present: set[str]) -> list[SourceInfo]:
         """Indexed files under the given folders that are no longer on disk."""
-        gone: list[str] = []
+        gone: dict[str, SourceInfo] = {}
         for folder in given:
             if folder.is_file():
                 continue
             for info in self._store.list_sources(under=self.place(folder).key):
-                if info.path in present:
-                    continue
-                # a key that is no path on disk as written (NFD, undecodable) was not seen
-                if not Path(info.path).is_file() or readable_path(info.path) != info.path:
-                    gone.append(info.path)
-        return sorted(set(gone))
+                if info.path not in present and not _on_disk(info.path):
+                    gone[info.path] = info
+        return [gone[k] for k in sorted(gone)]
 
     def _current(self, previous: SourceInfo, category: str | None) -> bool:
         """Whether an unchanged file's tags still hold: same synonyms and access map, same
@@ -309,20 +356,22 @@ class Ingestor:
         tags[TAGS_VERSION] = self._tags_version
         return tags
 
-    def process(self, path: Path) -> FileResult:
-        """Index one file; any failure is recorded against the file and never raised."""
-        place = self.place(path)
+    def process(self, path: Path, place: Place | None = None) -> FileResult:
+        """Index one file at ``place`` (by default, where it lives below the root); a failure
+        to read it is recorded against the file, not raised. A path outside the root
+        (:class:`OutsideRootError`) and a failing store (:class:`StoreError`) are raised."""
+        place = place or self.place(path)
         key = place.key
         try:
             size = path.stat().st_size
             if size > self._max_file_bytes:
                 return self._fail(
-                    path, f"file too large ({size:,} bytes; limit {self._max_file_bytes:,})"
+                    place, f"file too large ({size:,} bytes; limit {self._max_file_bytes:,})"
                 )
             data = path.read_bytes()
             record = fingerprint(key, path, data)
         except OSError as exc:
-            return self._fail(path, exc.strerror or str(exc))
+            return self._fail(place, exc.strerror or str(exc))
         previous = self._store.get_source(key)
         if (
             previous is not None
@@ -334,20 +383,20 @@ class Ingestor:
                 self._store.touch_source(record)
             return FileResult(key, "unchanged", chunks=previous.chunks)
         if loader_for(path) is None:
-            return self._fail(path, f"unsupported file type {path.suffix or '(none)'}", record)
+            return self._fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
         try:
             document = self._loader.load(path)
             chunks = self._chunker.chunk(document)
             indexed = self._index(chunks)
         except LoadError as exc:
-            return self._fail(path, exc.reason, record)
-        except StoreError:  # the index itself failed (a database gone): not this file's fault
+            return self._fail(place, exc.reason, record)
+        except (StoreError, ReaderUnavailableError):  # not this file's fault: stop the run
             raise
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", key)
-            return self._fail(path, f"{type(exc).__name__}: {exc}", record)
+            return self._fail(place, f"{type(exc).__name__}: {exc}", record)
         if not indexed:
-            return self._fail(path, "no text found", record)
+            return self._fail(place, "no text found", record)
         warnings = tuple(document.warnings)
         tags = self._tags(place, document, previous)
         self._store.replace_source(replace(record, metadata=tags, warnings=warnings), indexed)
@@ -366,14 +415,18 @@ class Ingestor:
             if json.loads(before) != json.loads(tags[GROUPS]):
                 self._on_change("readers", key, f"{before} -> {tags[GROUPS]}")
 
-    def _fail(self, path: Path, reason: str, record: SourceRecord | None = None) -> FileResult:
-        place = self.place(path)
+    def _fail(self, place: Place, reason: str, record: SourceRecord | None = None) -> FileResult:
+        """Record a failure with the tags of its place (its readers now); when the document
+        was indexed before, its last good text stays, under those readers."""
         if record is None:
             record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
         tags = self._place_tags(place) | {TAGS_VERSION: self._tags_version}
         if self._uploader is not None:
             tags[UPLOADED_BY] = self._uploader
+        previous = self._store.get_source(place.key)
         self._store.record_failure(replace(record, metadata=tags), reason)
+        if previous is not None and self._uploader is None:
+            self._changed(place.key, previous, tags)
         log.info("%s: %s", place.key, reason)  # the report lists it; no duplicate on stderr
         return FileResult(place.key, "failed", reason=reason)
 

@@ -11,6 +11,7 @@ from typing import ClassVar, Protocol
 from shirabe.records import Document
 from shirabe.text.encoding import EncodingError, decode_bytes
 from shirabe.text.globs import glob_matches
+from shirabe.text.paths import readable_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,7 @@ class LoadOptions:
     def password_for(self, path: Path) -> str | None:
         """The password of the first glob matching ``path``, if any."""
         for glob, password in self.passwords.items():
-            if glob_matches(glob, path.as_posix()):
+            if glob_matches(glob, readable_path(path)):
                 return password
         return None
 

@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from shirabe.errors import ReaderUnavailableError
 from shirabe.loaders.protocol import LoadError, LoadOptions, set_progress_hook
 from shirabe.loaders.registry import loader_for
 from shirabe.records import Document
@@ -329,7 +330,10 @@ class TimedLoader:
                 ready = False
             if not ready:
                 self._kill(grace=0.0)
-                raise RuntimeError("the file reader process did not start")
+                raise ReaderUnavailableError(
+                    f"the file reader process ({sys.executable} -m shirabe.loaders.worker) did "
+                    f"not start within {WORKER_START_SECONDS:g} s; no file can be read"
+                )
         return self._conn
 
     def _kill(self, grace: float = EXIT_GRACE_SECONDS) -> tuple[int | None, int | None]:

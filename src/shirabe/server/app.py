@@ -7,6 +7,7 @@ Errors always have one shape, ``{"error": {"status", "code", "message", "fields"
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -17,9 +18,12 @@ from starlette.concurrency import run_in_threadpool
 from swagger_ui_bundle import swagger_ui_path
 
 from shirabe.engine import Shirabe
+from shirabe.errors import IndexBusyError
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
 from shirabe.server.routes import answers, audit, documents, pages, status
+
+logger = logging.getLogger(__name__)
 
 
 def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
@@ -55,4 +59,7 @@ def _warm_up(shirabe: Shirabe, uploads: Path) -> None:
     shirabe.store.refresh(wait=False)
     shirabe.embedder.embed_query("準備")
     if uploads.is_dir():
-        shirabe.ingest([uploads], area=uploads, actor="server start")
+        try:
+            shirabe.ingest([uploads], area=uploads, actor="server start")
+        except IndexBusyError as exc:  # a long ingest elsewhere: uploads are re-tagged later
+            logger.warning("uploads not re-read at start: %s", exc)

@@ -6,7 +6,9 @@ reader (public documents only) when anonymous access is enabled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import asyncio
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
@@ -42,13 +44,20 @@ class Server:
     """Folders served (``/api/reindex`` ingests them again), resolved."""
     uploads: Path
     """Where uploaded files are kept."""
+    upload_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Uploads are checked and written one at a time."""
 
     def show(self, path: str) -> str:
-        """A stored path as callers see it: relative to the document root, a served folder
-        or the uploads folder, else its name."""
+        """A stored path as callers see it: relative to the document root or a served folder;
+        uploads as ``uploads/<category>/<name>``, so that an upload never looks like a
+        document of the folders; else its name."""
+        try:
+            return "uploads/" + Path(path).relative_to(self.uploads).as_posix()
+        except ValueError:
+            pass
         document_root = self.shirabe.document_root
         roots = [document_root] if document_root else []
-        for root in (*roots, *self.folders, self.uploads):
+        for root in (*roots, *self.folders):
             try:
                 return Path(path).relative_to(root).as_posix()
             except ValueError:
@@ -63,7 +72,8 @@ class Server:
     def scope(self, who: Principal, categories: list[str] | None) -> Filters | None:
         """Filters for a search by ``who``: the categories asked for, within what they may
         read."""
-        filters = Filters(categories=frozenset(categories)) if categories else None
+        chosen = frozenset(unicodedata.normalize("NFC", c) for c in categories or ())
+        filters = Filters(categories=chosen) if chosen else None
         return restrict(filters, who.reader)
 
 

@@ -12,7 +12,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from shirabe.errors import (
-    ConfigurationError,
     GeneratorError,
     IndexBusyError,
     ShirabeError,
@@ -63,8 +62,6 @@ def install_error_handlers(app: FastAPI) -> None:
             return error_response(422, "invalid_request", f"{field}: {exc}", fields=fields)
         if isinstance(exc, IndexBusyError):
             return error_response(503, "busy", str(exc))
-        if isinstance(exc, ConfigurationError):  # a value in the request that cannot work
-            return error_response(422, "invalid_request", str(exc))
         return error_response(400, "bad_request", str(exc))
 
     @app.exception_handler(GeneratorError)

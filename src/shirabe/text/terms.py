@@ -62,11 +62,12 @@ FUNCTION_WORDS: Final = frozenset(
 
 def searchable(terms: Sequence[str]) -> bool:
     """Whether a query's terms hold anything to search for: a word with a letter in it (kana,
-    kanji, Latin…) that is not an English function word. Punctuation, emoji, bare numbers
-    and ``' OR 1=1 --`` hold nothing."""
+    kanji, Latin…) that is not an English function word, or a number or code of three
+    characters or more (``20240401-001``). Punctuation, emoji, short numbers and
+    ``' OR 1=1 --`` hold nothing."""
     return any(
         not t.startswith(NGRAM_PREFIX)
         and t.lower() not in FUNCTION_WORDS
-        and any(ch.isalpha() for ch in t)
+        and (any(ch.isalpha() for ch in t) or ((is_code(t) or t.isdigit()) and len(t) >= 3))
         for t in terms
     )

@@ -16,7 +16,7 @@ router = APIRouter(tags=["audit"])
 def audit(
     who: Admin,
     server: ServerDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """Admins only: the newest entries first."""

@@ -6,6 +6,7 @@ import asyncio
 import json
 import re
 import unicodedata
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -44,6 +45,8 @@ def documents(
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
+    category = unicodedata.normalize("NFC", category) if category else category
+    q = unicodedata.normalize("NFC", q) if q else q
     items = [
         s
         for s in server.readable(who)
@@ -86,17 +89,13 @@ async def upload(
     if who.name is None and server.shirabe.settings.anonymous != "localhost":
         raise ApiError(403, "forbidden", "sign in with an API token to upload")
     folder = _upload_folder(server.uploads, category)
-    checked = [_checked(who, server, folder, f) for f in files]
-    saved, rejected = await _save_all(files, folder, server.shirabe.settings.max_file_bytes)
+    async with server.upload_lock:  # checked and written in turn; the ingest may then wait
+        checked = [_checked(who, server, folder, f) for f in files]
+        folder.mkdir(parents=True, exist_ok=True)
+        saved, rejected, unusable = await _save_all(
+            files, folder, server.shirabe.settings.max_file_bytes
+        )
     uploader = who.name or ANONYMOUS
-    # a refused upload is recorded as a failure, unless that would mark a document it may
-    # not replace as failed (an unusable name cleaned up into an existing one)
-    unrecorded = [
-        {"path": server.show(str(path)), "outcome": "failed", "chunks": 0, "reason": reason}
-        for path, reason in rejected
-        if not _may_replace(who, server, path)
-    ]
-    rejected = [(path, reason) for path, reason in rejected if _may_replace(who, server, path)]
 
     def run(progress: Any = None) -> IngestReport:
         return server.shirabe.ingest(
@@ -119,7 +118,7 @@ async def upload(
             for f in report.files
         ]
         readers = sorted({g for found in checked for g in found})
-        return {"files": unrecorded + done, "groups": readers, "category": folder.name}
+        return {"files": unusable + done, "groups": readers, "category": folder.name}
 
     if not saved and not rejected:  # every file refused without a trace to keep
         return result(IngestReport())
@@ -129,13 +128,17 @@ async def upload(
 
 
 def _may_replace(who: Principal, server: Server, path: Path) -> bool:
-    """Whether ``who`` may write the document at ``path`` in the uploads area: a new one,
-    one they uploaded, or any for an admin."""
+    """Whether ``who`` may write the document at ``path`` in the uploads area: a new one, one
+    they uploaded, or any for an admin. A file there that is not indexed yet (another upload
+    waiting for its ingest, or a file put there by hand) is nobody's to replace but an
+    admin's."""
+    if who.admin:
+        return True
     place = place_of(path, server.uploads)
     assert place is not None
     existing = server.shirabe.store.get_source(place.key)
-    if existing is None or who.admin:
-        return True
+    if existing is None:
+        return not path.exists()
     return who.name is not None and existing.metadata.get(UPLOADED_BY) == who.name
 
 
@@ -253,40 +256,42 @@ def _shortened(name: str, limit: int = MAX_NAME_BYTES) -> str:
 
 
 def _upload_folder(uploads: Path, category: str) -> Path:
+    """The folder of ``category`` in the uploads area (made only once the upload is allowed)."""
     name = _safe_name(category)
     if name is None:
         raise ApiError(422, "invalid_request", f"category: {category!r} is not a folder name")
-    folder = uploads / name
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return uploads / name
 
 
 async def _save_all(
     files: list[UploadFile], folder: Path, limit: int
-) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The uploads written to ``folder``, and each one refused with its reason (recorded as
-    a failure of the run, so the document list shows it)."""
+) -> tuple[list[Path], list[tuple[Path, str]], list[dict[str, Any]]]:
+    """The uploads written to ``folder``; each one refused with its reason (recorded as a
+    failure of the run, so that the document list shows it); and the outcome of each file
+    whose name is no file name (only answered: it has no place to record it at)."""
     saved: list[Path] = []
     rejected: list[tuple[Path, str]] = []
+    unusable: list[dict[str, Any]] = []
     for upload_file in files:
         name = _safe_name(upload_file.filename or "")
         if name is None:
-            shown = _UNSAFE.sub("_", (upload_file.filename or "").strip(" .")) or "_"
-            rejected.append((folder / _shortened(shown), "not a usable file name"))
-        elif loader_for(Path(name)) is None:
-            rejected.append(
-                (folder / name, f"unsupported file type {Path(name).suffix or '(none)'}")
+            shown = unicodedata.normalize("NFC", upload_file.filename or "")
+            unusable.append(
+                {"path": shown, "outcome": "failed", "chunks": 0, "reason": "not a file name"}
             )
+        elif loader_for(Path(name)) is None:
+            suffix = Path(name).suffix or "(none)"
+            rejected.append((folder / name, f"unsupported file type {suffix}"))
         elif await _save(upload_file, folder / name, limit) is None:
             rejected.append((folder / name, f"file too large (limit {limit:,} bytes)"))
         else:
             saved.append(folder / name)
-    return saved, rejected
+    return saved, rejected, unusable
 
 
 async def _save(upload: UploadFile, target: Path, limit: int) -> int | None:
     """Write the upload to ``target`` (replacing it); None, and nothing kept, over ``limit``."""
-    partial = target.with_name(target.name + ".part")
+    partial = target.with_name(f".{uuid.uuid4().hex}.part")  # hidden: never walked
     size = 0
     with partial.open("wb") as out:
         while chunk := await upload.read(1 << 20):

@@ -237,10 +237,12 @@ class EmbeddedStore:
             if row is None:
                 self._upsert_source(conn, source, "failed", reason)
             else:
+                # the tags of the failure (its readers now) replace the old ones; the last
+                # good text stays searchable under them
                 conn.execute(
-                    "UPDATE sources SET status = 'failed', error = ?, ingested_at = ? "
-                    "WHERE path = ?",
-                    (reason, now(), source.path),
+                    "UPDATE sources SET status = 'failed', error = ?, ingested_at = ?, "
+                    "metadata = json_patch(metadata, ?) WHERE path = ?",
+                    (reason, now(), json.dumps(dict(source.metadata)), source.path),
                 )
 
     def touch_source(self, source: SourceRecord) -> None:

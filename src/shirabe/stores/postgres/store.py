@@ -16,6 +16,7 @@ processes can read and write one database.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -299,10 +300,12 @@ class PostgresStore:
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
         with self._tx() as conn:
+            # the tags of the failure (its readers now) replace the old ones; the last good
+            # text stays searchable under them
             updated = conn.execute(
-                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s "
-                "WHERE path = %s",
-                (reason, now(), source.path),
+                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s, "
+                "metadata = metadata || %s::jsonb WHERE path = %s",
+                (reason, now(), json.dumps(dict(source.metadata)), source.path),
             )
             if updated.rowcount == 0:
                 self._upsert_source(conn, source, "failed", reason)
