@@ -41,20 +41,27 @@ def library_example() -> str:
     return match[1]
 
 
+def run_script(
+    folder: Path, name: str, code: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``code`` saved as ``folder/name`` and run there as a plain script."""
+    (folder / name).write_text(code, encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, name],
+        cwd=folder,
+        env=_environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
 def test_the_readme_library_example_runs_as_a_plain_script(tmp_path: Path) -> None:
     code = library_example()
     assert "__main__" not in code  # the point: users do not write a main guard
     shutil.copytree(SAMPLE_DOCS, tmp_path / "sample_docs")
-    (tmp_path / "example.py").write_text(code, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "example.py"],
-        cwd=tmp_path,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
+    done = run_script(tmp_path, "example.py", code, timeout=900)
     assert done.returncode == 0, done.stderr
     assert "bootstrapping" not in done.stderr
     assert REFUSAL_TEXT not in done.stdout
@@ -79,16 +86,7 @@ with TimedLoader(LoadOptions(), timeout=60.0) as loader:
 def test_the_reader_never_runs_the_callers_main_module(tmp_path: Path) -> None:
     for name, title in (("a.md", "規程A"), ("b.md", "規程B")):
         (tmp_path / name).write_text(f"# {title}\n\n本文。\n", encoding="utf-8")
-    (tmp_path / "script.py").write_text(SCRIPT, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "script.py"],
-        cwd=tmp_path,
-        env=_environment(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_script(tmp_path, "script.py", SCRIPT, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["規程A", "規程B"]
     assert (tmp_path / "runs.log").read_text(encoding="utf-8") == "run\n"
