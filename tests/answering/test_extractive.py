@@ -31,6 +31,11 @@ def test_coverage(query: list[str], sentence: list[str], expected: float) -> Non
         ("（2）上長が承認する。", "上長が承認する。"),
         ("| 詰め替え用 | MC-1200 | 1,200mL |", "詰め替え用 / MC-1200 / 1,200mL"),
         ("2024年4月22日に発生した。", "2024年4月22日に発生した。"),
+        # a plain-text table row laid out with spaces reads as 項目: 値, never glued cells
+        ("部長　　　　１泊あたり１４，０００円", "部長: １泊あたり１４，０００円"),
+        ("課長      1泊あたり12,000円", "課長: 1泊あたり12,000円"),
+        ("第2章　旅費", "第2章 旅費"),
+        ("有給休暇は  3営業日前　　までに申請する。", "有給休暇は 3営業日前 までに申請する。"),
     ],
 )
 def test_clean(sentence: str, expected: str) -> None:

@@ -45,12 +45,23 @@ def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> flo
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
 
 
+_ALIGNED = re.compile(r"^([^\s:：|]{0,19}[^\s:：|\u3041-\u309f])[ \u3000]{2,}(\S.*[^。.])$")
+"""A row of a table laid out with spaces, as plain-text rule books write them:
+``部長　　　　１泊あたり１４，０００円``; not prose (a label ending in a particle such as
+``は``, or a line ending in ``。``)."""
+_SPACES = re.compile(r"[ \u3000]+")
+
+
 def clean(sentence: str) -> str:
-    """A sentence as quoted in an answer: without list markers or table pipes."""
+    """A sentence as quoted in an answer: without list markers or table pipes; a row laid out
+    with spaces as ``項目: 値``; runs of spaces (full-width too) as one space."""
     text = _LIST_MARKER.sub("", sentence).strip()
     if text.startswith("|") and text.endswith("|"):
         text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
-    return text
+    aligned = _ALIGNED.match(text)
+    if aligned:
+        text = f"{aligned[1]}: {aligned[2]}"
+    return _SPACES.sub(" ", text)
 
 
 def clip(text: str, limit: int) -> str:
@@ -213,7 +224,7 @@ class ExtractiveGenerator:
             pieces.append(clip(clean(c.text), self._max_chars - len(label)) + label)
         return Answer(
             question=query.text,
-            text="".join(pieces),
+            text="\n".join(pieces),  # one quoted sentence a line
             citations=citations,
             refused=False,
             hits=hits,
