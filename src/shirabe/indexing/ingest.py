@@ -242,8 +242,7 @@ class Ingestor:
     ) -> IngestReport:
         """Ingest ``paths`` (all below the root); ``uploader`` names who uploaded them, and
         ``rejected`` are files refused before this run (uploads) to record as failures."""
-        for given in paths:
-            self.place(given)  # nothing starts when a path is outside the root
+        placed = [(given, self.place(given)) for given in paths]  # all below the root first
         self._uploader = uploader
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
@@ -252,18 +251,12 @@ class Ingestor:
             report.files.append(self._fail(self.place(path), reason))
         files: list[tuple[Path, Place]] = []
         problems: list[tuple[Place, str]] = []
-        for given in paths:
-            place = self.place(given)
+        for given, place in placed:
             try:
                 if given.is_dir():
-
-                    def problem(
-                        path: Path, reason: str, at: Path = given, of: Place = place
-                    ) -> None:
-                        problems.append((of.child(path.relative_to(at).parts), reason))
-
-                    found = walk(given, problem, self._skip, inside=self._root)
+                    found, met = self._walk(given)
                     files.extend((f, place.child(f.relative_to(given).parts)) for f in found)
+                    problems.extend((place.child(p.relative_to(given).parts), r) for p, r in met)
                 elif given.is_file():
                     files.append((given, place))
                 elif self._store.get_source(place.key) is None:
@@ -272,7 +265,7 @@ class Ingestor:
                 problems.append((place, exc.strerror or str(exc)))
         report.files.extend(self._fail(place, reason) for place, reason in problems)
         present = {place.key for _path, place in files} | {p.key for p, _reason in problems}
-        removed = self._removed(paths, present)
+        removed = self._removed(placed, present)
         notify(IngestEvent("scan", 0, len(files)))
         try:
             changed = self._process_all(files, report, notify)
@@ -291,6 +284,12 @@ class Ingestor:
         self._store.record_ingest(report)
         notify(IngestEvent("done", len(files), len(files)))
         return report
+
+    def _walk(self, folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+        """The files below ``folder``, and the paths there that cannot be read, with why."""
+        met: list[tuple[Path, str]] = []
+        found = list(walk(folder, lambda p, r: met.append((p, r)), self._skip, self._root))
+        return found, met
 
     def _process_all(
         self, files: Sequence[tuple[Path, Place]], report: IngestReport, notify: Progress
@@ -311,13 +310,13 @@ class Ingestor:
                 last_refresh, since_refresh = time.monotonic(), 0
         return changed
 
-    def _removed(self, given: Sequence[Path], present: set[str]) -> list[SourceInfo]:
+    def _removed(self, placed: Sequence[tuple[Path, Place]], present: set[str]) -> list[SourceInfo]:
         """Indexed files under the given folders that are no longer on disk."""
         gone: dict[str, SourceInfo] = {}
-        for folder in given:
+        for folder, place in placed:
             if folder.is_file():
                 continue
-            for info in self._store.list_sources(under=self.place(folder).key):
+            for info in self._store.list_sources(under=place.key):
                 if info.path not in present and not _on_disk(info.path):
                     gone[info.path] = info
         return [gone[k] for k in sorted(gone)]

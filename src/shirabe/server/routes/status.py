@@ -55,4 +55,4 @@ def _when(last: dict[str, object] | None) -> dict[str, object] | None:
     """Of the last ingest, only when it ran."""
     if last is None:
         return None
-    return {k: v for k, v in last.items() if k == "finished_at"}
+    return {"finished_at": last.get("finished_at")}
