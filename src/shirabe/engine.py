@@ -14,6 +14,7 @@ from pathlib import Path
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.map import AccessMap, load_access_map
+from shirabe.answering.followup import Turn, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
 from shirabe.answering.protocol import (
@@ -402,24 +403,35 @@ class Shirabe:
         """Questions asked together, when ``decompose`` is on; else ``[]``."""
         return self.understanding.parts(question) if self.settings.decompose else []
 
-    def ask(self, question: str, *, k: int | None = None, filters: Filters | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        history: Sequence[Turn] = (),
+    ) -> Answer:
         """Answer from the documents with numbered citations, or refuse.
 
-        With ``decompose`` on, questions asked together are answered one by one and the
-        answers joined, citations numbered across them.
+        ``history`` holds the conversation's earlier turns, oldest first: a follow-up
+        (「それは何時に復旧しましたか？」) is made standalone before retrieval and the answer
+        carries that form in ``standalone``. With ``decompose`` on, questions asked together
+        are answered one by one and the answers joined, citations numbered across them.
         """
         self.check_question(question)
         store = self._bind()
         store.refresh(wait=False)
         started = time.perf_counter()
-        parts = self.parts(question)
+        asked = standalone(question, history) if history else question
+        parts = self.parts(asked)
         if parts:
             answers = [self._answer(part, k, filters) for part in parts]
-            answer = merge_answers(question, parts, answers)
+            answer = merge_answers(asked, parts, answers)
             answer.searches = parts
             answer.timings["total"] = time.perf_counter() - started
-            return answer
-        return self._answer(question, k, filters)
+        else:
+            answer = self._answer(asked, k, filters)
+        return _asked_as(answer, question, asked)
 
     def _answer(self, question: str, k: int | None, filters: Filters | None) -> Answer:
         timings: dict[str, float] = {}
@@ -427,15 +439,38 @@ class Shirabe:
         query, hits, searches = self.retrieve(question, k or self.settings.top_k, filters)
         timings["retrieve"] = time.perf_counter() - started
         mark = time.perf_counter()
-        answer = self.generator.generate(query, hits)
+        answer = self._generate(query, hits)
         timings["generate"] = time.perf_counter() - mark
         timings["total"] = time.perf_counter() - started
         answer.timings = {**answer.timings, **timings}
         answer.searches = searches
         return answer
 
+    def _generate(self, query: Query, hits: list[Hit]) -> Answer:
+        """The generator's answer; when no passage held the kind of fact asked (a weight for
+        何kg), it is looked for once more in twice as many passages of the same documents
+        (the spec table's row may rank just below the first ``k``)."""
+        answer = self.generator.generate(query, hits)
+        if answer.refused and answer.refusal_code == "kind" and hits:
+            sources = {h.chunk.source for h in hits}
+            deeper = [
+                h
+                for h in self.retriever.retrieve(query, 2 * len(hits))
+                if h.chunk.source in sources
+            ]
+            if len(deeper) > len(hits):
+                again = self.generator.generate(query, deeper)
+                if not again.refused:
+                    return again
+        return answer
+
     def ask_stream(
-        self, question: str, *, k: int | None = None, filters: Filters | None = None
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        history: Sequence[Turn] = (),
     ) -> Iterator[GenerationEvent]:
         """``ask`` as a stream of events: hits, answer text tokens, citations, then the finished
         answer (``DoneEvent``), or an ``ErrorEvent`` if the model server fails midway.
@@ -444,24 +479,25 @@ class Shirabe:
         nothing to search for is refused here, before the first event.
         """
         self.check_question(question)
-        return self._stream(question, k, filters)
+        return self._stream(question, k, filters, history)
 
     def _stream(
-        self, question: str, k: int | None, filters: Filters | None
+        self, question: str, k: int | None, filters: Filters | None, history: Sequence[Turn]
     ) -> Iterator[GenerationEvent]:
         store = self._bind()
         store.refresh(wait=False)
-        if self.parts(question):  # answered part by part: one block of text
-            yield from answer_events(self.ask(question, k=k, filters=filters))
+        asked = standalone(question, history) if history else question
+        if self.parts(asked):  # answered part by part: one block of text
+            yield from answer_events(self.ask(question, k=k, filters=filters, history=history))
             return
         started = time.perf_counter()
-        query, hits, searches = self.retrieve(question, k or self.settings.top_k, filters)
+        query, hits, searches = self.retrieve(asked, k or self.settings.top_k, filters)
         retrieved = time.perf_counter() - started
         generator = self.generator
         if isinstance(generator, StreamingGenerator):
             events = generator.stream(query, hits)
         else:
-            events = answer_events(generator.generate(query, hits))
+            events = answer_events(self._generate(query, hits))
         for event in events:
             if isinstance(event, DoneEvent):
                 total = time.perf_counter() - started
@@ -472,6 +508,7 @@ class Shirabe:
                     "total": total,
                 }
                 event.answer.searches = searches
+                _asked_as(event.answer, question, asked)
             yield event
 
     def status(self) -> IndexStatus:
@@ -498,3 +535,12 @@ class Shirabe:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _asked_as(answer: Answer, question: str, asked: str) -> Answer:
+    """The answer to ``asked`` shown as the answer to ``question``, with the standalone form
+    when a conversation changed it."""
+    answer.question = question
+    if asked != question:
+        answer.standalone = asked
+    return answer

@@ -117,6 +117,9 @@ class Citation:
         return CITATION_SEPARATOR.join(parts)
 
 
+RefusalCode = Literal["no_passage", "weak", "unknown", "kind", "terms", "unsupported"]
+
+
 @dataclass(slots=True)
 class Answer:
     """What ``ask`` returns: the text, its citations, and how it was reached."""
@@ -130,6 +133,15 @@ class Answer:
     mode: str = "extractive"
     searches: list[str] = field(default_factory=list)
     """What was searched when it was more than the question (query understanding)."""
+    refusal_reason: str | None = None
+    """Why the documents were found not to answer (a refusal only), in Japanese."""
+    refusal_code: RefusalCode | None = None
+    """The reason as a code: ``no_passage``, ``weak`` (nothing close enough), ``unknown``
+    (a code or word no document has), ``kind`` (no sentence holds the kind of fact asked),
+    ``terms`` (the passage does not mention what the question is about), ``unsupported``
+    (a model's reply did not hold up against the passages)."""
+    standalone: str | None = None
+    """The question as searched when a conversation made it standalone (a follow-up)."""
 
 
 FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]
@@ -267,6 +279,9 @@ def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
         "question": answer.question,
         "answer": answer.text,
         "refused": answer.refused,
+        "refusal_reason": answer.refusal_reason,
+        "refusal_code": answer.refusal_code,
+        "standalone": answer.standalone,
         "mode": answer.mode,
         "citations": [citation_json(c, show_path) for c in answer.citations],
         "hits": [hit_json(h, show_path) for h in answer.hits],

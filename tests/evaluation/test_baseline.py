@@ -31,7 +31,7 @@ def test_compare_gates_on_overall_metrics_only() -> None:
     now = report(worse_results, {})
     rows = compare(base, now)
     worse = {r.metric for r in rows if r.verdict == "worse"}
-    assert worse == {"hit@1", "mrr@10", "containment"}
+    assert worse == {"hit@1", "mrr@10", "containment", "correct"}
     assert not passed(rows)
     # the per-kind rows moved too, but only inform
     fact = {r.metric: r for r in rows if r.metric.startswith("fact.")}

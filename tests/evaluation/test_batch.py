@@ -6,11 +6,13 @@ import csv
 import io
 import json
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
+from shirabe.answering.followup import Turn
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.cli.app import app
 from shirabe.engine import Shirabe
@@ -142,7 +144,14 @@ class FakeShirabe(Shirabe):
         self.script = script
         self.asked: list[str] = []
 
-    def ask(self, question: str, *, k: int | None = None, filters: Filters | None = None) -> Answer:
+    def ask(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        history: Sequence[Turn] = (),
+    ) -> Answer:
         self.asked.append(question)
         outcome = self.script[question]
         if isinstance(outcome, BaseException):

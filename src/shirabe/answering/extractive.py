@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from shirabe.answering import fit
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
-from shirabe.records import Answer, Chunk, Citation, Hit
+from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
 from shirabe.text.sentences import split_sentences
@@ -76,6 +78,22 @@ def _is_record(chunk: Chunk) -> bool:
     return "row" in chunk.locator
 
 
+def _quoted(question: str, terms: Sequence[str]) -> str:
+    """Terms as the question spells them (AQ-250, not aq-250), each in 「」."""
+    plain = unicodedata.normalize("NFKC", question)
+    shown = []
+    for term in terms:
+        found = re.search(re.escape(term), plain, re.IGNORECASE)
+        shown.append(found.group() if found else term)
+    return "".join(f"「{t}」" for t in shown)
+
+
+def _context(hit: Hit) -> str:
+    """What a passage says, with its headings and file name."""
+    chunk = hit.chunk
+    return " ".join([chunk.text, *chunk.heading_path, chunk.source])
+
+
 def evidence(hits: Sequence[Hit]) -> float | None:
     """How strongly retrieval supports an answer: the top hit's best sentence similarity.
 
@@ -119,12 +137,33 @@ class ExtractiveGenerator:
         self._from_hits = from_hits
         self._weights = (lexical_weight, dense_weight, rank_weight)
 
-    def refuse(self, query: Query, hits: list[Hit]) -> Answer:
-        return Answer(question=query.text, text=REFUSAL_TEXT, citations=[], refused=True, hits=hits)
+    def refuse(
+        self, query: Query, hits: list[Hit], why: tuple[RefusalCode, str] | None = None
+    ) -> Answer:
+        code, reason = why or self.gate_reason(query, hits)
+        return Answer(
+            question=query.text,
+            text=REFUSAL_TEXT,
+            citations=[],
+            refused=True,
+            hits=hits,
+            refusal_reason=reason,
+            refusal_code=code,
+        )
+
+    def gate_reason(self, query: Query, hits: Sequence[Hit]) -> tuple[RefusalCode, str]:
+        """Why the retrieval gate refuses: nothing found, a code no document names, or
+        passages too far from the question."""
+        if not hits:
+            return "no_passage", "質問に関係する文書が見つかりません"
+        unknown = self.unknown_codes(query)
+        if unknown:
+            return "unknown", _quoted(query.text, unknown) + "はどの文書にも出てきません"
+        return "weak", "質問に十分近い記載が見つかりません"
 
     def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
         found: list[tuple[int, int, str]] = []
-        for i, hit in enumerate(hits[: self._from_hits]):
+        for i, hit in enumerate(hits):
             for order, sentence in enumerate(split_sentences(hit.chunk.text)):
                 if clean(sentence) and not set(sentence) <= set("|-: "):
                     found.append((i, order, sentence))
@@ -201,6 +240,13 @@ class ExtractiveGenerator:
         ranked = self.score(self.candidates(query, hits), hits)
         if not ranked:
             return self.refuse(query, hits)
+        ranked, why = self.answering(query, hits, ranked)
+        if why:
+            return self.refuse(query, hits, why)
+        if ranked[0].hit_index >= self._from_hits:  # the answer lies deeper: take it alone
+            ranked = ranked[:1]
+        else:
+            ranked = [c for c in ranked if c.hit_index < self._from_hits]
         if _is_record(hits[0].chunk) and ranked[0].hit_index == 0:
             return self._record_answer(query, hits, ranked)
         if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
@@ -209,7 +255,7 @@ class ExtractiveGenerator:
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - marker) + marker
         for c in ranked[1:]:
-            if used + len(c.text) + marker <= self._max_chars:
+            if used + len(c.text) + marker + 1 <= self._max_chars:  # 1: the line break
                 chosen.append(c)
                 break
         chosen.sort(key=lambda c: (c.hit_index, c.order))
@@ -229,6 +275,40 @@ class ExtractiveGenerator:
             refused=False,
             hits=hits,
         )
+
+    def answering(
+        self, query: Query, hits: Sequence[Hit], ranked: list[Candidate]
+    ) -> tuple[list[Candidate], tuple[RefusalCode, str] | None]:
+        """The candidates with the one that answers the question asked first, or why none
+        does: the question names a code or word no document has (AED), no sentence holds the
+        kind of fact asked (an amount for いくら, a weight for 何kg), or the passage does not
+        mention the code or what the question asks about (AQ-250, 修理代).
+
+        The answer is looked for in the sentences of the first ``from_hits`` passages, then,
+        for a kind of fact none of them holds, in those of every hit."""
+        codes = fit.codes(query.text)
+        frequencies = self._store.document_frequencies(codes) if codes else {}
+        unknown = [c for c in codes if frequencies.get(c, 0) == 0]
+        if unknown:
+            return ranked, ("unknown", _quoted(query.text, unknown) + "はどの文書にも出てきません")
+        asked = fit.answer_kind(query.text)
+        fitting = [c for c in ranked if c.hit_index < self._from_hits]
+        if asked is not None:
+            fitting = [c for c in fitting if fit.has_kind(asked, c.text)] or [
+                c for c in ranked if fit.has_kind(asked, c.text)
+            ]
+            if not fitting:
+                return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
+        wanted = [c for c in codes if re.search(r"[\d\-_./:+]", c)]  # AQ-250, not EU or GDP
+        if asked is not None:
+            wanted += [t for t in fit.focus_terms(query.words(), asked.asked) if t not in wanted]
+        missing: list[str] = []
+        for c in fitting:
+            gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
+            if not gaps:
+                return [c, *(o for o in ranked if o is not c)], None
+            missing = missing or gaps
+        return ranked, ("terms", _quoted(query.text, missing) + "についての記載が見つかりません")
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
         """A spreadsheet or CSV row answers as a record: its first field (usually the key,

@@ -33,7 +33,7 @@ from shirabe.answering.protocol import (
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel
-from shirabe.records import Answer, Hit
+from shirabe.records import Answer, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 
 logger = logging.getLogger(__name__)
@@ -97,7 +97,18 @@ class LLMGenerator:
 
     # ---------------------------------------------------------------- answering
 
-    def _refusal(self, query: Query, hits: list[Hit], timings: dict[str, float]) -> Answer:
+    def _refusal(
+        self,
+        query: Query,
+        hits: list[Hit],
+        timings: dict[str, float],
+        why: tuple[RefusalCode, str] | None = None,
+    ) -> Answer:
+        code, reason = why or (
+            ("weak", "質問に十分近い記載が見つかりません")
+            if hits
+            else ("no_passage", "質問に関係する文書が見つかりません")
+        )
         return Answer(
             question=query.text,
             text=REFUSAL_TEXT,
@@ -106,6 +117,8 @@ class LLMGenerator:
             hits=hits,
             timings=timings,
             mode=self.name,
+            refusal_reason=reason,
+            refusal_code=code,
         )
 
     def _gate_refuses(self, query: Query, hits: list[Hit]) -> bool:
@@ -122,10 +135,14 @@ class LLMGenerator:
         timings: dict[str, float],
     ) -> Answer:
         if is_refusal(text):
-            return self._refusal(query, hits, timings)
+            return self._refusal(
+                query, hits, timings, ("unsupported", "モデルが文書に記載がないと判断しました")
+            )
         if not text.strip():
             logger.warning("%s returned no answer text; refusing", self.name)
-            return self._refusal(query, hits, timings)
+            return self._refusal(
+                query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
+            )
         return Answer(
             question=query.text,
             text=text.strip(),

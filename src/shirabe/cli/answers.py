@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from shirabe.answering.followup import Turn
 from shirabe.cli.options import (
     IndexOption,
     JsonOption,
@@ -24,6 +25,9 @@ from shirabe.cli.options import (
 from shirabe.cli.render import answer_json, err, out, print_answer, print_hits, stream_answer
 from shirabe.errors import UnsearchableError
 from shirabe.records import hit_json
+
+_TURNS_KEPT = 6
+"""Earlier turns a chat sends with each question."""
 
 ExplainOption = Annotated[bool, typer.Option("--explain", help="Show why each passage ranked.")]
 
@@ -92,7 +96,10 @@ def chat(
     Ctrl-C to leave."""
     with errors(), opened(make_settings(retrieval, model, index=index, top_k=top_k)) as shirabe:
         filters = scope.filters(shirabe)
-        out.print("[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了)")
+        out.print(
+            "[bold]調べ shirabe[/] 質問をどうぞ (exit / quit / Ctrl-C で終了, new で新しい会話)"
+        )
+        history: list[Turn] = []
         while True:
             try:
                 question = out.input("[bold cyan]質問> [/]").strip()
@@ -101,10 +108,14 @@ def chat(
                 break
             if question.lower() in {"exit", "quit", ":q", "終了"}:
                 break
+            if question.lower() in {"new", ":new", "新規"}:
+                history.clear()
+                out.print("[dim]新しい会話[/]")
+                continue
             if not question:
                 continue
             try:
-                answer = stream_answer(shirabe, question, filters)
+                answer = stream_answer(shirabe, question, filters, history[-_TURNS_KEPT:])
             except KeyboardInterrupt:
                 out.print()
                 continue
@@ -113,4 +124,5 @@ def chat(
                 continue
             if answer is not None:
                 print_answer(answer, explain=explain, text=False)
+                history.append(Turn(question, answer.text))
             out.print()

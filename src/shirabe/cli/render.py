@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from shirabe.answering.followup import Turn
 from shirabe.answering.protocol import DoneEvent, ErrorEvent, TokenEvent
 from shirabe.engine import Shirabe
 from shirabe.evaluation import batch as batching
@@ -49,6 +51,10 @@ def print_answer(answer: Answer, *, explain: bool, text: bool = True) -> None:
     style = "yellow" if answer.refused else "bold"
     if text:
         out.print(f"[{style}]{escape(answer.text)}[/]")
+    if answer.standalone:
+        out.print(f"[dim]検索した質問: {escape(answer.standalone)}[/]")
+    if answer.refused and answer.refusal_reason:
+        out.print(f"[dim]理由: {escape(answer.refusal_reason)}[/]")
     if answer.citations:
         out.print()
         out.print("[dim]出典[/]")
@@ -87,10 +93,12 @@ def print_hits(hits: list[Hit], *, explain: bool) -> None:
     out.print(table)
 
 
-def stream_answer(shirabe: Shirabe, question: str, filters: Filters | None) -> Answer | None:
+def stream_answer(
+    shirabe: Shirabe, question: str, filters: Filters | None, history: Sequence[Turn] = ()
+) -> Answer | None:
     """Print answer text as it arrives; the finished answer, or ``None`` after an error."""
     wrote = False
-    for event in shirabe.ask_stream(question, filters=filters):
+    for event in shirabe.ask_stream(question, filters=filters, history=history):
         if isinstance(event, TokenEvent):
             out.print(escape(event.text), end="", markup=True, highlight=False)
             out.file.flush()

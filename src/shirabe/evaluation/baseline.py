@@ -11,7 +11,7 @@ from shirabe.errors import ShirabeError
 from shirabe.evaluation.metrics import BASELINE_VERSION, LATENCY_METRICS, METRICS
 
 Verdict = Literal["ok", "better", "worse", "info", "n/a"]
-LOWER_IS_BETTER = frozenset({"false_refusal_rate", *LATENCY_METRICS})
+LOWER_IS_BETTER = frozenset({"false_refusal_rate", "followed", *LATENCY_METRICS})
 DEFAULT_TOLERANCE = 0.02
 
 

@@ -8,7 +8,7 @@ question must be refused.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from shirabe.errors import ShirabeError
@@ -38,6 +38,11 @@ class Case:
     expect_refusal: bool = False
     expect_all: tuple[str, ...] = ()
     """Substrings that must all be in the answer (questions asked together)."""
+    expect_not: tuple[str, ...] = ()
+    """Substrings that must not be in the answer (what an instruction in a document asks
+    for: a URL, a made-up amount)."""
+    dialogue: str | None = None
+    """The conversation this case is a turn of; earlier turns of it are asked before."""
 
     @property
     def answerable(self) -> bool:
@@ -62,7 +67,11 @@ def _one_line(text: str) -> str:
 
 
 def parse_cases(data: object, origin: str = "cases") -> list[Case]:
-    """Validate the parsed YAML: a mapping with ``cases``, a list of case mappings."""
+    """Validate the parsed YAML: a mapping with ``cases``, a list of case mappings; or with
+    ``dialogues``, each an ``id`` and ``turns`` (case mappings without ids), flattened into
+    cases ``<id>#<n>`` of kind ``first`` and ``followup``."""
+    if isinstance(data, Mapping) and "dialogues" in data:
+        return _parse_dialogues(data["dialogues"], origin)
     items = data.get("cases") if isinstance(data, Mapping) else data
     if not isinstance(items, list) or not items:
         raise CaseFileError(f"{origin}: expected a non-empty list under 'cases'")
@@ -74,6 +83,34 @@ def parse_cases(data: object, origin: str = "cases") -> list[Case]:
             raise CaseFileError(f"{origin}: case {case.id!r}: id: duplicate")
         seen.add(case.id)
         cases.append(case)
+    return cases
+
+
+def _parse_dialogues(items: object, origin: str) -> list[Case]:
+    if not isinstance(items, list) or not items:
+        raise CaseFileError(f"{origin}: expected a non-empty list under 'dialogues'")
+    cases: list[Case] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items, start=1):
+        where = f"{origin}: dialogue #{index}"
+        if not isinstance(item, Mapping):
+            raise CaseFileError(f"{where}: expected a mapping with id and turns")
+        name = item.get("id")
+        if not isinstance(name, str) or not name.strip():
+            raise CaseFileError(f"{where}: id: must be a non-empty string")
+        name = name.strip()
+        if name in seen:
+            raise CaseFileError(f"{origin}: dialogue {name!r}: id: duplicate")
+        seen.add(name)
+        turns = item.get("turns")
+        if not isinstance(turns, list) or not turns:
+            raise CaseFileError(f"{origin}: dialogue {name!r}: turns: must be a non-empty list")
+        for number, turn in enumerate(turns, start=1):
+            if not isinstance(turn, Mapping):
+                raise CaseFileError(f"{origin}: dialogue {name!r}: turn {number}: not a mapping")
+            kind = "first" if number == 1 else "followup"
+            case = _parse_case({"id": f"{name}#{number}", "kind": kind, **turn}, where)
+            cases.append(replace(case, dialogue=name))
     return cases
 
 
@@ -92,6 +129,7 @@ def _parse_case(item: object, where: str) -> Case:
         "expect_all",
         "expect_source",
         "expect_refusal",
+        "expect_not",
     }
     unknown = sorted(str(k) for k in item if k not in known)
     if unknown:
@@ -104,6 +142,7 @@ def _parse_case(item: object, where: str) -> Case:
         raise CaseFileError(f"{where}: kind: must be a string")
     expect_answer = _parse_answers(item.get("expect_answer"), where)
     expect_all = _parse_answers(item.get("expect_all"), where, "expect_all")
+    expect_not = _parse_answers(item.get("expect_not"), where, "expect_not")
     expect_source = _parse_source(item.get("expect_source"), where)
     expect_refusal = item.get("expect_refusal", False)
     if not isinstance(expect_refusal, bool):
@@ -126,6 +165,7 @@ def _parse_case(item: object, where: str) -> Case:
         expect_source=expect_source,
         expect_refusal=expect_refusal,
         expect_all=expect_all,
+        expect_not=expect_not,
     )
 
 

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from shirabe.answering.followup import Turn
 from shirabe.errors import ShirabeError, UnsearchableError
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.metrics import CaseResult, score_case
@@ -29,13 +30,20 @@ def run(
     if warm_up and cases:
         shirabe.ask(cases[0].question)
     results: list[CaseResult] = []
+    history: list[Turn] = []
+    dialogue: str | None = None
     for case in cases:
+        if case.dialogue is None or case.dialogue != dialogue:
+            history = []
+        dialogue = case.dialogue
         started = time.perf_counter()
         try:
-            answer = shirabe.ask(case.question)
+            answer = shirabe.ask(case.question, history=history)
         except UnsearchableError as exc:
             raise ShirabeError(f"case {case.id}: question: {exc}") from exc
         seconds = time.perf_counter() - started
+        if dialogue is not None:
+            history.append(Turn(case.question, answer.text))
         result = score_case(case, answer, seconds)
         if result.problems:
             logger.info("case %s: %s", case.id, "; ".join(result.problems))

@@ -44,6 +44,12 @@ class Query:
             tokens.extend(self._tokenizer.tokenize(extra))
         return tokens
 
+    def words(self) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The question's words with their parts of speech, when the tokenizer gives them
+        (``SudachiTokenizer.words``); else ``[]``."""
+        words = getattr(self._tokenizer, "words", None)
+        return words(self.text) if callable(words) else []
+
     @cached_property
     def term_weights(self) -> dict[str, float]:
         return query_weights(self.tokens)

@@ -173,6 +173,14 @@ class SudachiTokenizer:
         """Index terms for one text; the same text always gives the same terms."""
         return self._tokenize(text, self._sudachi())
 
+    def words(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+        """Sudachi's words of a short text: surface, normalised form and part of speech."""
+        tokenizer, out = self._sudachi()
+        return [
+            (m.surface(), m.normalized_form(), tuple(m.part_of_speech()))
+            for m in tokenizer.tokenize(normalize(text)[:_MAX_PIECE_CHARS], out=out)
+        ]
+
     def _sudachi(self) -> tuple[Any, Any]:
         """This thread's Sudachi tokenizer and reusable morpheme list."""
         state: tuple[Any, Any] | None = getattr(self._local, "state", None)

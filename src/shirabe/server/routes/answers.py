@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool
 
+from shirabe.answering.followup import Turn
 from shirabe.answering.protocol import (
     CitationsEvent,
     DoneEvent,
@@ -29,10 +30,21 @@ logger = logging.getLogger(__name__)
 router = APIRouter(tags=["answers"])
 
 
+class TurnModel(BaseModel):
+    question: str = Field(min_length=1, max_length=2000, description="前の質問")
+    answer: str = Field(default="", max_length=8000, description="前の回答")
+
+
 class AskRequest(BaseModel):
     question: str = Field(min_length=1, max_length=2000, description="質問")
     top_k: int | None = Field(default=None, ge=1, le=50)
     categories: list[str] = Field(default_factory=list, max_length=50)
+    history: list[TurnModel] = Field(
+        default_factory=list, max_length=20, description="この会話のこれまでの質問と回答（古い順）"
+    )
+
+    def turns(self) -> list[Turn]:
+        return [Turn(t.question, t.answer) for t in self.history]
 
 
 @router.get("/api/search")
@@ -50,7 +62,7 @@ def search(
 @router.post("/api/ask")
 def ask(who: Who, server: ServerDep, body: AskRequest) -> dict[str, Any]:
     filters = server.scope(who, body.categories)
-    answer = server.shirabe.ask(body.question, k=body.top_k, filters=filters)
+    answer = server.shirabe.ask(body.question, k=body.top_k, filters=filters, history=body.turns())
     return answer_json(answer, server.show)
 
 
@@ -61,7 +73,10 @@ async def ask_stream(
     """Server-sent events: ``hits``, ``token`` (many), ``citations``, ``done``; or
     ``error``. Closing the connection stops the answer being written."""
     events = server.shirabe.ask_stream(
-        body.question, k=body.top_k, filters=server.scope(who, body.categories)
+        body.question,
+        k=body.top_k,
+        filters=server.scope(who, body.categories),
+        history=body.turns(),
     )
 
     async def send() -> AsyncIterator[dict[str, str]]:

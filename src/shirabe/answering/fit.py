@@ -1,0 +1,385 @@
+"""Whether a passage answers the question asked, decided by rules and no model.
+
+Two checks, both pure functions over text:
+
+- **The kind of answer.** A question asks for a kind of fact: an amount of money (いくら,
+  何円), a number with a unit or counter (何kg, 何cm, 何人, 何件, 何日, 何時), a time or date
+  (いつ), a place (どこ), a person (誰), a reason (なぜ) or a way of doing something (どうすれば,
+  方法). A sentence answers it only if it holds an expression of that kind: 何kg wants a weight
+  such as ``約9.2kg``, なぜ wants ``ため``, ``原因``, ``ので`` … (:func:`answer_kind`,
+  :func:`has_kind`).
+- **The question's terms.** The words the question is about (修理代, 社員割引価格, 外箱) must
+  be found in the passage or its headings, as a word or, for compounds, as all their
+  character pairs; the question words, units and generic words (方法, 場合, 何) do not count
+  (:func:`key_terms`, :func:`missing_terms`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Final, Literal
+
+Kind = Literal["money", "number", "time", "place", "person", "reason", "procedure"]
+
+KIND_NAMES: Final[dict[str, str]] = {
+    "money": "金額",
+    "number": "数量",
+    "time": "日時",
+    "place": "場所",
+    "person": "人",
+    "reason": "理由",
+    "procedure": "方法",
+}
+
+_NUM = r"(?:\d[\d,]*(?:\.\d+)?|[〇一二三四五六七八九十百千万]+)"
+
+# Units and counters a 何X question asks for, each with the spellings of its answer.
+_WEIGHT = r"kg|g|t|キロ|キログラム|グラム|トン"
+_LENGTH = r"mm|cm|km|m|ミリ|センチ|メートル|キロ"
+_VOLUME = r"ml|l|cc|ミリリットル|リットル"
+_MONTHS = r"か月|ヶ月|カ月|箇月|ケ月|ヵ月"
+_PLACES = r"か所|カ所|箇所|ヶ所|ケ所"
+_UNITS: Final[dict[str, str]] = {
+    "円": r"円",
+    "万円": r"円",
+    **dict.fromkeys(["kg", "キログラム", "グラム", "g", "トン"], _WEIGHT),
+    "キロ": _WEIGHT + "|km|キロメートル",
+    **dict.fromkeys(["cm", "センチ", "mm", "m", "メートル", "km", "キロメートル"], _LENGTH),
+    "ミリ": _LENGTH + "|" + _VOLUME,
+    **dict.fromkeys(["ml", "ミリリットル", "l", "リットル", "cc"], _VOLUME),
+    **dict.fromkeys(["℃", "°c", "度"], r"℃|°c|度"),
+    "畳": r"畳",
+    **dict.fromkeys(["平方メートル", "平米", "㎡", "m2"], r"平方メートル|平米|㎡|m2|m²"),
+    **dict.fromkeys(["%", "パーセント", "割"], r"%|割|パーセント"),
+    **dict.fromkeys(["w", "ワット"], r"w|ワット"),
+    "時": r"時|:\d\d",
+    "時間": r"時間",
+    "分": r"分",
+    "秒": r"秒",
+    **dict.fromkeys(["日", "日間", "営業日"], r"(?:営業)?日"),
+    **dict.fromkeys(["週", "週間"], r"週"),
+    **dict.fromkeys(["か月", "ヶ月", "カ月"], _MONTHS),
+    "月": r"月",
+    **dict.fromkeys(["年", "年間", "年度"], r"年"),
+    **dict.fromkeys(["歳", "才"], r"歳|才"),
+    **dict.fromkeys(["人", "名"], r"人|名"),
+    "件": r"件",
+    "回": r"回|度",
+    "台": r"台",
+    "個": r"個|つ",
+    "枚": r"枚",
+    "本": r"本",
+    "冊": r"冊",
+    "通": r"通",
+    "社": r"社",
+    **dict.fromkeys(["店", "店舗"], r"店|店舗"),
+    **dict.fromkeys(["か所", "カ所", "箇所", "ヶ所"], _PLACES),
+    "階": r"階",
+    **dict.fromkeys(["文字", "字"], r"文字|字|桁"),
+    "桁": r"桁",
+    "種類": r"種類|種",
+    "泊": r"泊",
+    "倍": r"倍",
+    "点": r"点",
+    "番": r"\d{2,}",
+    "号": r"号",
+    "位": r"位",
+    "駅": r"駅",
+    "袋": r"袋",
+    "箱": r"箱",
+}
+_UNIT_QUESTION = re.compile(
+    r"何\s*(?:("
+    + "|".join(sorted((re.escape(u) for u in _UNITS if u.isascii()), key=len, reverse=True))
+    + r")(?![a-z])|("
+    + "|".join(sorted((re.escape(u) for u in _UNITS if not u.isascii()), key=len, reverse=True))
+    + r")(?!(?![前後間以目頃程半内毎当])[\u3400-\u9fff]))(?!も)"
+)
+"""何 and a unit or counter: 何kg, 何人; not 何分解 or 何社会, where the kanji goes on."""
+_AMOUNT_QUESTION = re.compile(
+    r"いくら(?!か(?!か)|でも|も)(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
+)
+_WHEN_FIRST = re.compile(r"何時(?!間)|何年(?:頃|ごろ)")
+_CLOCK = _NUM + r"\s*時|\d:\d\d|年|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
+"""What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era."""
+_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ|何個")
+_WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
+_WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
+_WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
+_WHY = re.compile(r"なぜ|何故|どうして|なんで|理由は|理由を|原因は|原因を|の原因|の理由")
+_HOW = re.compile(
+    r"どうすれば|どうやって|どうしたら|どのように|どのようにして|どうす(?:る|れ)|"
+    r"方法|手順|やり方|仕方|どう(?:操作|連絡|申請|設定|対応|手続)"
+)
+
+_MONEY = re.compile(
+    _NUM
+    + r"\s*(?:万|千|億|兆)*\s*(?:円|ドル|ユーロ|元|ポンド|ウォン|フラン|マルク|ルーブル|ルピー|"
+    r"バーツ|キップ|セント)|[$€£¥]\s*\d|\d\s*分の\s*\d|\d\s*(?:%|割)|無料|無償"
+)
+_NUMBER = re.compile(_NUM)
+_TIME = re.compile(
+    _NUM + r"\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|営業日)|\d{1,2}:\d{2}|\d+/\d+|"
+    r"曜|毎(?:日|週|月|年|朝|晩)|翌|前日|当日|即日|午前|午後|正午|以内|まで|から|以降|以前|"
+    r"時代|年代|世紀|頃|ころ|上旬|中旬|下旬|末|初め|春|夏|秋|冬|直後|直前|同時|とき|際"
+)
+_REASON = re.compile(
+    r"原因|理由|ため|ので|(?:だ|です|ます|た|い)から|により|によって|よって|せい|おかげ|目的|"
+    r"背景|ことで|結果|"
+    r"影響で|きっかけ|由来"
+)
+_PLACE = re.compile(
+    r"階|室|所|場|館|庫|棚|窓口|公園|会場|センター|ビル|工場|店|駅|[市区町村県都府国州島]|"
+    r"フロア|面|側|部|課|サイト|ページ|画面|メニュー|ポータル|アプリ|システム|地|内|外|上|下|"
+    r"横|近く|前|後ろ|奥|入口|出口|から|へ|で|に"
+)
+_PERSON = re.compile(
+    r"者|長|員|係|担当|部|課|室|グループ|チーム|会社|社|さん|氏|様|人|家|王|師|手|官|"
+    r"委員会|協会|団体|大学|[A-Z][a-z]+|[一-龥]{1,3}\s[一-龥]{1,3}"
+)
+_PROCEDURE = re.compile(
+    r"てください|して|する|します|できる|できます|行う|行い|押|選|入力|申請|提出|連絡|"
+    r"設定|操作|登録|手続|→|「"
+)
+
+_KIND_EVIDENCE: Final[dict[str, re.Pattern[str]]] = {
+    "money": _MONEY,
+    "time": _TIME,
+    "place": _PLACE,
+    "person": _PERSON,
+    "reason": _REASON,
+    "procedure": _PROCEDURE,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerKind:
+    """What the question asks for; ``unit`` is the answer's unit pattern for ``number``."""
+
+    kind: Kind
+    asked: str
+    """The words of the question that ask it (何kg, いくら, なぜ), for the refusal reason."""
+    unit: str | None = None
+
+    @property
+    def name(self) -> str:
+        return KIND_NAMES[self.kind]
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def answer_kind(question: str) -> AnswerKind | None:
+    """The kind of fact a question asks for, or None when its form does not say."""
+    text = _plain(question)
+    if found := _WHEN_FIRST.search(text):
+        return AnswerKind("time", found.group(), _CLOCK)
+    if found := _AMOUNT_QUESTION.search(text):
+        return AnswerKind("money", found.group())
+    if found := _UNIT_QUESTION.search(text):
+        unit = found.group(1) or found.group(2)
+        kind: Kind = "money" if unit in {"円", "万円"} else "number"
+        return AnswerKind(kind, found.group(), None if kind == "money" else _UNITS[unit])
+    if found := _WHY.search(text):
+        return AnswerKind("reason", found.group())
+    if found := _WHO.search(text):
+        return AnswerKind("person", found.group())
+    if found := _WHEN.search(text):
+        return AnswerKind("time", found.group())
+    if found := _WHERE.search(text):
+        return AnswerKind("place", found.group())
+    if found := _HOW.search(text):
+        return AnswerKind("procedure", found.group())
+    if found := _HOW_MUCH.search(text):
+        return AnswerKind("number", found.group())
+    return None
+
+
+_NAMED: Final = frozenset({r"人|名", r"社"})
+"""Counters that also ask for a name: 何人 (ポルトガル人), 何社 (フィリップス社)."""
+
+
+def has_kind(kind: AnswerKind, sentence: str) -> bool:
+    """Whether ``sentence`` holds an expression of the asked kind."""
+    text = _plain(sentence)
+    if kind.kind in {"person", "place"}:
+        return True  # names and places are written too many ways for rules to tell
+    if kind.kind == "time" and kind.unit is not None:
+        return re.search(kind.unit, text) is not None
+    if kind.kind == "number":
+        if kind.unit is None:
+            return bool(_NUMBER.search(text))
+        found = re.search(_NUM + r"\s*(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])", text)
+        return found is not None or (
+            kind.unit in _NAMED
+            and re.search(r"[ァ-ヶー・]{2,}(?:" + kind.unit + ")", text) is not None
+        )
+    return _KIND_EVIDENCE[kind.kind].search(text) is not None
+
+
+# Words that say how a question asks, not what it is about.
+_GENERIC_WORDS = """
+何 いくら いつ どこ 誰 だれ どなた なぜ 何故 どう どの どんな どれ どちら
+どのよう 方法 手順 やり方 仕方 理由 原因 場合 とき 時 こと もの 事 物 ため
+為 際 中 後 前 方 ほう くらい ぐらい 程度 以上 以下 未満 以内 まで 教える
+知る 分かる わかる 良い いい よい する ある いる なる できる 出来る 言う
+思う 必要 要る 受ける 使う 行う 得る もらう 貰う 場所 日 人 件 回 円 番
+号 つ 全部 全体 実際 大体 およそ 約 各 毎 今 今回 普通 一般 ください
+下さい 欲しい 頂く いただく 可能 ござる
+"""
+_GENERIC: Final = frozenset(_GENERIC_WORDS.split())
+_KANA_TAIL = re.compile(r"[ぁ-ゖ]+$")
+_ASCII_UNITS: Final = tuple(u for u in _UNITS if u.isascii() and u.isalpha())
+_CONTENT_POS: Final = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
+_SKIP_SUB: Final = frozenset({"数詞", "助数詞", "非自立可能"})
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or ch in "々〆ヶ"
+
+
+_CODE = re.compile(r"(?<![0-9a-z])[0-9a-z]+(?:[._\-/:+][0-9a-z]+)*")
+
+
+def codes(question: str) -> list[str]:
+    """The codes and ASCII words of a question, whole and lower-cased (aq-300, wi-fi); not
+    numbers or quantities (30ml)."""
+    return [
+        code
+        for code in dict.fromkeys(_CODE.findall(_plain(question)))
+        if len(code) >= 2
+        and code not in _UNITS
+        and any(ch.isalpha() for ch in code)
+        and not re.fullmatch(r"[\d.,]+(?:" + "|".join(_ASCII_UNITS) + ")?", code)
+    ]
+
+
+def _pairs(text: str) -> set[str]:
+    return {a + b for a, b in pairwise(text) if _is_cjk(a) and _is_cjk(b)}
+
+
+def covered(term: str, context: str, context_pairs: set[str]) -> bool:
+    """A term is covered by the context text as written, or, when it is a compound of two
+    or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
+    by 修理 alone)."""
+    if term in context:
+        return True
+    if len(term) >= 2 and all(_is_cjk(ch) for ch in term):
+        pairs = _pairs(term)
+        return bool(pairs) and pairs <= context_pairs
+    return False
+
+
+def missing_terms(terms: Sequence[str], context: str) -> list[str]:
+    """The terms that ``context`` (a passage with its headings and file name) does not cover."""
+    plain = _plain(context)
+    pairs = _pairs(plain)
+    return [t for t in terms if not covered(t, plain, pairs)]
+
+
+_PER: Final = frozenset(
+    {
+        "あたり",
+        "当たり",
+        "ごと",
+        "毎",
+        "各",
+        "全部",
+        "合計",
+        "最大",
+        "最長",
+        "最短",
+        "最低",
+        "最小",
+        "最高",
+    }
+)
+_ATTRIBUTE_WORDS = """
+    重さ 高さ 大きさ 長さ 幅 広さ 深さ 厚さ 容量 サイズ 寸法 値段 価格 料金 金額 費用 代金 額
+    時間 期間 期限 日数 人数 件数 回数 台数 個数 日時 日程 時刻 時期 場所 数 量 温度 西暦 和暦
+    人物 者 方 国 都市 地域 組織 団体 名前 名称 作品
+"""
+_ATTRIBUTES: Final = frozenset(_ATTRIBUTE_WORDS.split())
+"""Nouns that name the kind of fact asked (重さ for 何kg, 人物 for 誰); the kind check
+covers them, and documents write them in other words (質量, 本体質量) or not at all."""
+_LIGHT_VERBS: Final = frozenset(
+    {"する", "為る", "いる", "居る", "ある", "有る", "できる", "出来る", "なる"}
+)
+_DOING: Final = frozenset({"する", "為る", "できる", "出来る"})
+_CLAUSE_END: Final = frozenset({"動詞", "助動詞", "形容詞"})
+_TAIL_POS: Final = frozenset({"助詞", "助動詞", "補助記号", "空白", "記号"})
+
+
+def focus_terms(words: Sequence[tuple[str, str, Sequence[str]]], asked: str) -> list[str]:
+    """What the question asks about: the nouns just before the words that ask, with the
+    nouns they are joined to by の (``修理代`` in 修理代はいくら, ``後継`` and ``機`` in
+    後継機はいつ, ``削除`` in アカウントを削除するにはどうすれば); empty when the question
+    opens with them or they follow a verb."""
+    plains = [_plain(surface) for surface, _, _ in words]
+    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
+    if not start:
+        return []
+    i = start - 1
+    while i >= 0 and _tail(words[i], plains[i]):
+        i -= 1
+    if any(words[k][1] in _DOING for k in range(i + 1, start)):
+        return []  # 発送したのは誰: a verb, which the passage may say in other words
+    focus: list[str] = []
+    while i >= 0:
+        run = i
+        while i >= 0 and _noun(words[i]):
+            i -= 1
+        if run == i:
+            break
+        if i >= 0 and words[i][2][0] in _CLAUSE_END:
+            break  # 暗殺された|政治家は誰: a category named by its clause, not a topic
+        focus[:0] = [
+            plains[j]
+            for j in range(i + 1, run + 1)
+            if plains[j] not in _GENERIC
+            and words[j][1] not in _GENERIC
+            and plains[j] not in _UNITS
+            and plains[j] not in _PER
+            and plains[j] not in _ATTRIBUTES
+            and not plains[j].isascii()
+            and not plains[j].startswith("何")
+            and (
+                len(plains[j]) > 1
+                or ("\u3400" <= plains[j] <= "\u9fff" and words[j][2][0] == "名詞")
+            )
+        ]
+        if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
+            i -= 1  # 富山工場の|食堂
+            continue
+        break
+    return focus
+
+
+def _noun(word: tuple[str, str, Sequence[str]]) -> bool:
+    _, _, pos = word
+    return (
+        pos[0] in {"名詞", "接尾辞", "接頭辞"}
+        and not (len(pos) > 1 and pos[1] == "数詞")
+        and not (len(pos) > 2 and pos[2] in {"副詞可能", "形状詞可能"})
+    )
+
+
+def _tail(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
+    """Words between the asked words and what they ask about: particles, auxiliaries, light
+    verbs, numbers with counters (1件), generic words and adnominals (どういう)."""
+    _, form, pos = word
+    return (
+        pos[0] in _TAIL_POS
+        or pos[0] in {"連体詞", "代名詞", "副詞"}
+        or form in _LIGHT_VERBS
+        or form in _GENERIC
+        or plain in _UNITS
+        or plain in _PER
+        or (pos[0] == "動詞" and len(pos) > 1 and pos[1] == "非自立可能")
+        or (len(pos) > 1 and pos[1] == "数詞")
+    )

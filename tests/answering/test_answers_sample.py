@@ -1,0 +1,63 @@
+"""Answers over the sample corpus with the real model: near-miss questions are refused with
+their reason, answers come from the row or sentence that holds the asked kind of fact, and
+follow-up questions are answered in the conversation's context."""
+
+from __future__ import annotations
+
+import pytest
+
+from shirabe.answering.followup import Turn
+from shirabe.engine import Shirabe
+from shirabe.records import answer_json
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize(
+    ("question", "reason"),
+    [
+        ("AQ-300の1か月の電気代はいくらですか？", "「電気代」"),  # the README's example
+        ("AQ-300にERR-102が出て修理に出すと、修理代はいくらかかりますか？", "金額"),
+        ("AQ-300を箱に入れた状態の重さは何kgですか？", "何kg"),
+        ("AQ-300の開発責任者は誰ですか？", "「責任者」"),
+        ("AQ-250の集じんフィルターはいくらですか？", "「AQ-250」"),
+        ("本社ビルのAEDはどこにありますか？", "「AED」はどの文書にも出てきません"),
+    ],
+)
+def test_a_near_miss_is_refused_with_its_reason(
+    sample_app: Shirabe, question: str, reason: str
+) -> None:
+    answer = sample_app.ask(question)
+    assert answer.refused, answer.text
+    assert answer.refusal_reason is not None and reason in answer.refusal_reason
+    assert answer_json(answer)["refusal_reason"] == answer.refusal_reason
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("AQ-300本体は何キロありますか？", "9.2kg"),  # from the spec table, not 30cm
+        ("AQ-300のメーカー希望小売価格はいくらですか？", "54,780円"),
+        ("7階の大会議室を使いたいときは何日前までに申し込めばいいですか？", "5営業日前"),
+        ("AQ-300の電源コードは何メートルですか？", "1.8m"),
+    ],
+)
+def test_the_answer_holds_the_kind_of_fact_asked(
+    sample_app: Shirabe, question: str, expected: str
+) -> None:
+    answer = sample_app.ask(question)
+    assert not answer.refused, answer.refusal_reason
+    assert expected in answer.text
+
+
+def test_a_follow_up_is_answered_about_the_earlier_subject(sample_app: Shirabe) -> None:
+    first = sample_app.ask("INC-2024-0004はどんな障害ですか？")
+    follow = sample_app.ask(
+        "それは何時に復旧しましたか？", history=[Turn(first.question, first.text)]
+    )
+    assert follow.standalone is not None and "INC-2024-0004" in follow.standalone
+    assert follow.question == "それは何時に復旧しましたか？"
+    assert "12:10" in follow.text
+    assert all("INC-2024-0004" in c.text or "障害記録" in c.source for c in follow.citations)
+    alone = sample_app.ask("それは何時に復旧しましたか？")
+    assert alone.standalone is None

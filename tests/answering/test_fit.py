@@ -1,0 +1,130 @@
+"""Whether a sentence answers the kind of question asked, and what a question is about."""
+
+from __future__ import annotations
+
+import pytest
+
+from shirabe.answering.fit import answer_kind, codes, focus_terms, has_kind, missing_terms
+from shirabe.tokenizers.sudachi import SudachiTokenizer
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "asked"),
+    [
+        ("AQ-300の電気代はいくらですか？", "money", "いくら"),
+        ("修理代はいくらかかりますか？", "money", "いくら"),
+        ("希望小売価格は何円でしたか？", "money", "何円"),
+        ("AQ-300の重さは何kgですか？", "number", "何kg"),
+        ("ＡＱ－３００の高さは何ｃｍ？", "number", "何cm"),
+        ("給水タンクは何リットルですか", "number", "何リットル"),
+        ("何人まで共有できますか", "number", "何人"),
+        ("AQ-250の出荷はいつ終了しましたか？", "time", "いつ"),
+        ("製造番号はどこに書いてありますか？", "place", "どこ"),
+        ("工場長は誰ですか？", "person", "誰"),
+        ("なぜ気づかなかったのですか？", "reason", "なぜ"),
+        ("有線LANが切れた原因は？", "reason", "原因は"),
+        ("相良油田の起源は有機物の何分解と結論されているか？", None, None),
+        ("何時頃から演奏が頻繁に行われるようになったか？", "time", "何時"),
+        ("同和対策に金はいくらでも出そうという誘いに乗ったのは誰か", "person", "誰"),
+        ("チャイルドロックはどうやって解除しますか？", "procedure", "どうやって"),
+        ("工場出荷時の状態に戻す方法を教えてください", "procedure", "方法"),
+        ("会議室はいくつありますか？", "number", "いくつ"),
+    ],
+)
+def test_the_kind_a_question_asks_for(question: str, kind: str | None, asked: str | None) -> None:
+    found = answer_kind(question)
+    assert ((found.kind, found.asked) if found else (None, None)) == (kind, asked)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["AQ-300は開発中、何というコードネームで呼ばれていましたか？", "いくらか安くなりますか"],
+)
+def test_a_question_whose_form_does_not_say(question: str) -> None:
+    assert answer_kind(question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "answers"),
+    [
+        ("電気代はいくらですか？", "待機時消費電力0.8W", False),
+        ("価格はいくらですか？", "メーカー希望小売価格 / 54,780円（税込）", True),
+        ("宿泊費はいくらですか？", "部長　　１泊あたり１４，０００円", True),  # full width
+        ("重さは何kgですか？", "本体質量 / 約9.2kg", True),
+        ("重さは何kgですか？", "幅390×奥行230×高さ650mm", False),
+        ("本体は何キロありますか？", "本体質量 / 約9.2kg", True),
+        ("本体は何キロありますか？", "壁から30cm以上離し", False),
+        ("高さは何cmですか？", "幅390×奥行230×高さ650mm", True),  # another length unit
+        ("何mL入りますか？", "満水で約3.6L", True),
+        ("何日前までに申し込めば？", "利用日の5営業日前までに申し込んでください。", True),
+        ("何時から受け付けますか？", "受付時間は9:00〜18:00です", True),
+        ("何時まで開いていますか？", "10月14日（火）・15日（水）、会場は工場2階 食堂", False),
+        ("映画が伝えられたのは何時か", "1896年6月に映画が伝えられた", True),
+        ("何人ですか？", "約150名が接続できなかった", True),
+        ("何人ですか？", "約4,800台で操作できなくなった", False),
+        ("何℃以上ですか？", "40℃以上のお湯は入れないでください", True),
+        ("なぜですか？", "開発コードネームは「しずく」。", False),
+        ("なぜですか？", "更新担当者の異動時に引き継ぎが漏れたため、通知が届かなかった。", True),
+        ("誰ですか？", "担当: 例田 次郎", True),
+        ("いつですか？", "2024年3月1日：発売", True),
+        ("GDPはいくら？", "2013年のGDPは約100億ドル", True),
+        ("いくらを占めていますか？", "全GDPの3分の2を占める", True),
+        ("援助した金額は?", "約72億円を援助した", True),
+    ],
+)
+def test_whether_a_sentence_holds_the_kind_asked(
+    question: str, sentence: str, answers: bool
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert has_kind(kind, sentence) is answers
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> SudachiTokenizer:
+    return SudachiTokenizer()
+
+
+@pytest.mark.parametrize(
+    ("question", "focus"),
+    [
+        ("AQ-300にERR-102が出て修理に出すと、修理代はいくらかかりますか？", ["修理代"]),
+        ("AQ-300の後継機はいつ発売される予定ですか？", ["後継", "機"]),
+        ("富山工場の工場長は誰ですか？", ["富山", "工場", "工場長"]),
+        ("取引先へのお中元は1件いくらまで交際費で落とせますか？", ["お中元"]),
+        ("ミナモリンクのアカウントを削除するにはどうすればいいですか？", []),  # a verb
+        ("1997年に暗殺された政治家は誰か", []),  # a category named by its clause
+        ("この会社の製品を扱う人物は誰ですか？", []),  # a category word
+        ("AQ-300の加湿フィルターはどういう手順で交換すればいいですか？", ["加湿", "フィルター"]),
+        ("INC-2024-0005でディスクがいっぱいになったのはなぜですか？", []),  # a state
+        ("いつ届きますか？", []),  # opens with the asked word
+    ],
+)
+def test_what_a_question_is_about(
+    tokenizer: SudachiTokenizer, question: str, focus: list[str]
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert focus_terms(tokenizer.words(question), kind.asked) == focus
+
+
+def test_codes_are_whole_and_quantities_are_not_codes() -> None:
+    assert codes("ＡＱ－２５０の集じんフィルターAQF-30H（30mL）とWi-Fiは？") == [
+        "aq-250",
+        "aqf-30h",
+        "wi-fi",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("terms", "context", "missing"),
+    [
+        (["修理代"], "再び表示される場合は修理をご依頼ください。", ["修理代"]),
+        (["有給"], "有給休暇の申請", []),  # a part of a compound, as its character pairs
+        (["aq-250"], "製品仕様書_AQ-300.md 集じんフィルター 6,600円", ["aq-250"]),
+        (["aq-300"], "製品仕様書_ＡＱ－３００.md", []),  # full width in the file name
+        (["工場", "工場長"], "富山工場の出荷検査工程", ["工場長"]),
+    ],
+)
+def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: list[str]) -> None:
+    assert missing_terms(terms, context) == missing
