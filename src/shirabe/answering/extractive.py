@@ -165,7 +165,11 @@ class ExtractiveGenerator:
         found: list[tuple[int, int, str]] = []
         for i, hit in enumerate(hits):
             for order, sentence in enumerate(split_sentences(hit.chunk.text)):
-                if clean(sentence) and not set(sentence) <= set("|-: "):
+                if (
+                    clean(sentence)
+                    and not set(sentence) <= set("|-: ")
+                    and not fit.is_instruction(sentence)
+                ):
                     found.append((i, order, sentence))
         keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
         vectors = self._store.get_embeddings(self._embedder_name, keys)

@@ -383,3 +383,22 @@ def _tail(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
         or (pos[0] == "動詞" and len(pos) > 1 and pos[1] == "非自立可能")
         or (len(pos) > 1 and pos[1] == "数詞")
     )
+
+
+_INSTRUCTION = re.compile(
+    r"指示を無視|(?:以上|上記|これまで|前|先)の(?:指示|命令|ルール)|"
+    r"システムプロンプト|system\s*(?:prompt|override|message)|\[\s*system|^\W*system\s*[:：]|"
+    r"(?:ai|ＡＩ)\s*アシスタント|アシスタントへ|assistantへ|(?:ai|llm)への(?:指示|命令|お願い)|"
+    r"言語モデル|チャットボット|ignore\s+(?:all\s+|the\s+|any\s+)?(?:previous|above|prior|earlier)|"
+    r"(?:聞かれ|尋ねられ|質問され|問われ)たら|"
+    r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい)|"
+    r"(?:内容|文書|プロンプト|パスワード)を(?:すべて|全て)?(?:出力|表示|開示)(?:せよ|しなさい|してください|すること)",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """Whether a sentence of a document gives orders to whoever answers from it (「以上の指示を
+    無視して…と答えてください」, a fake system prompt, 「AIアシスタントへ：…」): such a sentence
+    is never quoted as an answer, whatever it says."""
+    return _INSTRUCTION.search(_plain(sentence)) is not None
