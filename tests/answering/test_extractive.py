@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.extractive import clean, clip, coverage, evidence
+from shirabe.answering.extractive import (
+    clean,
+    clip,
+    coverage,
+    evidence,
+    table_header,
+    with_header,
+)
+from shirabe.answering.fit import answer_kind, short_answer
 from shirabe.records import Chunk, Hit
 
 
@@ -56,3 +64,43 @@ def test_evidence_is_the_top_hits_best_sentence_similarity() -> None:
     assert evidence([hit(dense=0.8, bm25=12.0)]) == 0.8
     assert evidence([hit(bm25=12.0)]) is None
     assert evidence([]) is None
+
+
+TABLE = """| 項目 | AQ-300（新製品） | AQ-250（従来機種） |
+|---|---|---|
+| 質量 | 約9.2kg | 約8.0kg |
+| メーカー希望小売価格（税込） | 54,780円 | 43,780円 |"""
+
+
+def test_a_table_row_is_shown_with_its_column_headers() -> None:
+    row = "| メーカー希望小売価格（税込） | 54,780円 | 43,780円 |"
+    header = table_header(TABLE, row)
+    assert header == ["項目", "AQ-300（新製品）", "AQ-250（従来機種）"]
+    assert with_header(row, header) == (
+        "メーカー希望小売価格（税込） — AQ-300（新製品）: 54,780円 / AQ-250（従来機種）: 43,780円"
+    )
+    assert with_header("| 質量 | 約9.2kg |", ["項目", "仕様"]) == "質量: 約9.2kg"
+    assert table_header(TABLE, "| 項目 | AQ-300（新製品） | AQ-250（従来機種） |") is None
+    assert table_header(TABLE, "| 品番 | AQ-300 | AQ-250 |") is None  # not in the table
+
+
+@pytest.mark.parametrize(
+    ("question", "line", "short"),
+    [
+        ("重さは何kgですか？", "質量: 約9.2kg（給水タンクの水を除く）", "約9.2kgです。"),
+        (
+            "何日前までに申し込めば？",
+            "利用日の5営業日前までに申し込んでください。",
+            "5営業日前までです。",
+        ),
+        ("いくらですか？", "再発行手数料1,000円は翌月の給与から控除します。", "1,000円です。"),
+        ("いくらですか？", "部長: 14,000円 / 課長: 12,000円", None),  # two figures need their rows
+        ("どこですか？", "本社ビル3階 研修室A", None),
+    ],
+)
+def test_the_asked_figure_alone_as_a_first_line(
+    question: str, line: str, short: str | None
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert short_answer(kind, line) == short

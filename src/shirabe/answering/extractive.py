@@ -66,6 +66,40 @@ def clean(sentence: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def table_header(text: str, row: str) -> list[str] | None:
+    """The header cells of the Markdown table in ``text`` that holds ``row``; None when the
+    row is in no table, is the header itself, or the table has no header."""
+    lines = [line.strip() for line in text.splitlines()]
+    wanted = row.strip()
+    for i, line in enumerate(lines):
+        if line != wanted or not line.startswith("|"):
+            continue
+        top = i
+        while top > 0 and lines[top - 1].startswith("|"):
+            top -= 1
+        if top + 1 < len(lines) and set(lines[top + 1]) <= set("|-: ") and i > top + 1:
+            return _cells(lines[top])
+        return None
+    return None
+
+
+def with_header(row: str, header: Sequence[str]) -> str:
+    """A table row as 項目: 値 pairs: ``質量: 約9.2kg`` for a two-column table, else the row's
+    key then each header with its cell (``メーカー希望小売価格（税込） — AQ-300（新製品）:
+    54,780円 / AQ-250（従来機種）: 43,780円``), so that no figure loses its column."""
+    cells = _cells(row)
+    if len(cells) != len(header) or len(cells) < 2:
+        return clean(row)
+    if len(cells) == 2:
+        return _SPACES.sub(" ", f"{cells[0]}: {cells[1]}")
+    pairs = " / ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True) if c)
+    return _SPACES.sub(" ", f"{cells[0]} — {pairs}")
+
+
 def clip(text: str, limit: int) -> str:
     """Shorten ``text`` to at most ``limit`` characters, marking the cut."""
     if len(text) <= limit:
@@ -76,6 +110,47 @@ def clip(text: str, limit: int) -> str:
 def _is_record(chunk: Chunk) -> bool:
     """A spreadsheet or CSV row (``header: value`` lines), which answers as a whole."""
     return "row" in chunk.locator
+
+
+_INTRODUCES = re.compile(r"(?:次|以下|下記)の(?:とおり|通り)|次のいずれか|(?:次|下)の表|[:：]\s*$")
+
+
+def _cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
+    """The items an introducing sentence (「上限は次のとおりとする」) is followed by in its
+    passage: the list items, table rows or short lines right after it."""
+    if not _INTRODUCES.search(intro.text):
+        return []
+    following = sorted(
+        (c for c in ranked if c.hit_index == intro.hit_index and c.order > intro.order),
+        key=lambda c: c.order,
+    )
+    cases: list[Candidate] = []
+    for c in following:
+        if c.order != intro.order + 1 + len(cases) or not _is_item(c.text):
+            break
+        cases.append(c)
+    return cases
+
+
+def _is_item(text: str) -> bool:
+    """A list item, a table row or a row laid out with spaces: not a sentence of prose."""
+    stripped = text.strip()
+    return bool(
+        _LIST_MARKER.match(stripped)
+        or stripped.startswith("|")
+        or _ALIGNED.match(stripped)
+        or (len(stripped) <= 30 and not stripped.endswith("。"))
+    )
+
+
+def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
+    """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
+    header = (
+        table_header(hits[c.hit_index].chunk.text, c.text)
+        if c.text.lstrip().startswith("|")
+        else None
+    )
+    return with_header(c.text, header) if header else clean(c.text)
 
 
 def _quoted(question: str, terms: Sequence[str]) -> str:
@@ -261,20 +336,42 @@ class ExtractiveGenerator:
         for c in ranked[1:]:
             if used + len(c.text) + marker + 1 <= self._max_chars:  # 1: the line break
                 chosen.append(c)
+                used += len(c.text) + marker + 1
                 break
-        chosen.sort(key=lambda c: (c.hit_index, c.order))
+        lines: list[tuple[Candidate, str]] = []
+        for c in chosen:
+            cases = _cases(c, ranked)
+            if not cases:
+                lines.append((c, _shown(c, hits)))
+                continue
+            # 「上限は次のとおりとする」: each case in one line, with the sentence if it fits
+            listed = " / ".join(_shown(o, hits) for o in cases)
+            if used + len(listed) + marker + 1 <= self._max_chars:
+                lines.append((c, _shown(c, hits)))
+                used += len(listed) + marker + 1
+            else:
+                used += len(listed) - len(c.text)
+            lines.append((c, listed))
+        lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
+        asked = fit.answer_kind(query.text)
+        best = next((text for c, text in lines if c is ranked[0]), "")
+        short = fit.short_answer(asked, best) if asked else None
+        if short and len(short) + 1 + sum(len(t) + marker + 1 for _, t in lines) <= self._max_chars:
+            pieces_first = [short]  # the asked figure alone, then where it is written
+        else:
+            pieces_first = []
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
         pieces: list[str] = []
-        for c in chosen:
+        for c, text in lines:
             if c.hit_index not in numbers:
                 numbers[c.hit_index] = len(numbers) + 1
                 citations.append(Citation.of(numbers[c.hit_index], hits[c.hit_index]))
             label = f"[{numbers[c.hit_index]}]"
-            pieces.append(clip(clean(c.text), self._max_chars - len(label)) + label)
+            pieces.append(clip(text, self._max_chars - len(label)) + label)
         return Answer(
             question=query.text,
-            text="\n".join(pieces),  # one quoted sentence a line
+            text="\n".join(pieces_first + pieces),  # one quoted sentence a line
             citations=citations,
             refused=False,
             hits=hits,

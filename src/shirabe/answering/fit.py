@@ -402,3 +402,28 @@ def is_instruction(sentence: str) -> bool:
     無視して…と答えてください」, a fake system prompt, 「AIアシスタントへ：…」): such a sentence
     is never quoted as an answer, whatever it says."""
     return _INSTRUCTION.search(_plain(sentence)) is not None
+
+
+_ABOUT = r"(?:約|およそ|最大|最長|最短|最低|最高|年間|月額|1泊あたり|1回)?"
+_BOUND = r"(?:前|後)?(?:以上|以下|未満|以内|まで|程度|ほど)?"
+
+
+def short_answer(kind: AnswerKind, text: str) -> str | None:
+    """The asked amount or quantity alone as a first line (``約9.2kgです。``), when ``text``
+    holds exactly one of the asked kind; else None (two figures need their rows)."""
+    if kind.kind == "money":
+        unit = r"(?:[万億兆千]\s*)*(?:円|ドル|ユーロ)"
+    elif kind.kind == "number" and kind.unit is not None:
+        unit = r"(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])"
+    else:
+        return None
+    plain = unicodedata.normalize("NFKC", text)
+    found = {
+        m.group().strip()
+        for m in re.finditer(
+            _ABOUT + r"\d[\d,]*(?:\.\d+)?\s*" + unit + _BOUND, plain, re.IGNORECASE
+        )
+    }
+    if len(found) != 1:
+        return None
+    return f"{found.pop()}です。"
