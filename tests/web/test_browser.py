@@ -140,9 +140,24 @@ def test_the_page_works_from_the_keyboard(page: Any) -> None:
 
 def test_a_question_the_documents_do_not_answer_is_refused(page: Any) -> None:
     answer = ask(page, "ブラックホールの蒸発を説明した物理学者は誰ですか？")
-    assert answer.inner_text().strip() == "ドキュメントに記載がありません"
+    assert answer.inner_text().strip().splitlines()[0] == "ドキュメントに記載がありません"
+    assert answer.locator(".reason").inner_text().startswith("理由: ")
     assert "refused" in (answer.get_attribute("class") or "")
     assert answer.locator(".chip").count() == 0
+
+
+def test_a_follow_up_is_asked_in_the_conversation(page: Any) -> None:
+    page.click("#new-chat")
+    first = ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
+    assert "54,780円" in first.inner_text()
+    follow = ask(page, "では、AQ-250は？")
+    text = follow.inner_text()
+    assert "検索した質問: AQ-250のメーカー希望小売価格はいくらですか" in text
+    assert "43,780円" in text
+    page.click("#new-chat")
+    assert page.locator(".msg").count() == 0
+    alone = ask(page, "では、AQ-250は？")
+    assert "検索した質問" not in alone.inner_text()
 
 
 def test_upload_then_the_file_is_answerable(page: Any, server: dict[str, str]) -> None:
