@@ -14,7 +14,7 @@ from pathlib import Path
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.map import AccessMap, load_access_map
-from shirabe.answering.followup import Turn, standalone
+from shirabe.answering.followup import Turn, carried, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
 from shirabe.answering.protocol import (
@@ -431,6 +431,11 @@ class Shirabe:
             answer.timings["total"] = time.perf_counter() - started
         else:
             answer = self._answer(asked, k, filters)
+            again = carried(question, history) if answer.refused and asked == question else None
+            if again is not None:  # 「発売日はいつですか？」 alone found nothing: of what?
+                retried = self._answer(again, k, filters)
+                if not retried.refused:
+                    answer, asked = retried, again
         return _asked_as(answer, question, asked)
 
     def _answer(self, question: str, k: int | None, filters: Filters | None) -> Answer:
@@ -487,7 +492,8 @@ class Shirabe:
         store = self._bind()
         store.refresh(wait=False)
         asked = standalone(question, history) if history else question
-        if self.parts(asked):  # answered part by part: one block of text
+        streams = isinstance(self.generator, StreamingGenerator)
+        if self.parts(asked) or (history and not streams):  # one block of text, as ask gives
             yield from answer_events(self.ask(question, k=k, filters=filters, history=history))
             return
         started = time.perf_counter()

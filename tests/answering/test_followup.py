@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.followup import Turn, standalone, subject
+from shirabe.answering.followup import Turn, carried, standalone, subject
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,22 @@ def test_a_third_turn_carries_the_subject_of_the_first() -> None:
 )
 def test_what_a_question_is_about(question: str, about: str) -> None:
     assert subject(question) == about
+
+
+def test_a_question_that_found_nothing_is_asked_again_about_the_subject() -> None:
+    turns = [Turn("AQ-300のメーカー希望小売価格はいくらですか？", "54,780円です。")]
+    assert carried("発売日はいつですか？", turns) == "AQ-300について、発売日はいつですか?"
+    assert carried("AQ-300の発売日はいつですか？", turns) is None  # already about it
+    assert carried("発売日はいつですか？", []) is None
+
+
+def test_the_code_an_answer_was_about_is_the_subject() -> None:
+    turns = [
+        Turn(
+            "メールが止まった障害はどれですか？",
+            "管理番号: INC-2024-0004 / 概要: 証明書の期限切れ[1]",
+        )
+    ]
+    assert (
+        standalone("それは何時に復旧しましたか？", turns) == "INC-2024-0004は何時に復旧しましたか?"
+    )

@@ -49,6 +49,21 @@ def _plain(text: str) -> str:
     return unicodedata.normalize("NFKC", text).strip()
 
 
+def carried(question: str, history: Sequence[Turn]) -> str | None:
+    """The question with the conversation's subject in front (「AQ-300について、発売日は
+    いつですか？」), for a question that found nothing on its own; None without a subject."""
+    if not history:
+        return None
+    previous = _standalone(history[-1].question, history[:-1])
+    about = subject(previous)
+    answered = list(dict.fromkeys(_CODE.findall(_plain(history[-1].answer))))
+    if not _CODE.search(about) and len(answered) == 1:
+        about = answered[0]
+    if not about or about in question:
+        return None
+    return f"{about}について、{_plain(question)}"
+
+
 def subject(question: str) -> str:
     """What a question is about: its codes (INC-2024-0004), else the words before its first
     は / が / について (有給休暇の申請方法は → 有給休暇の申請方法)."""
@@ -75,6 +90,10 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
     if len(history) > 1:
         previous = _standalone(previous, history[:-1])
     about = subject(previous)
+    if not _CODE.search(previous):  # the code the previous answer was about, if just one
+        answered = list(dict.fromkeys(_CODE.findall(_plain(history[-1].answer))))
+        if len(answered) == 1:
+            about = answered[0]
     body = _OPENERS.sub("", text)
     fragment = _FRAGMENT.match(body)
     codes = _CODE.findall(body)
