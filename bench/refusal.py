@@ -74,7 +74,7 @@ def main() -> None:
             query = app.query(q.text)
             hits = app.retriever.retrieve(query, app.settings.top_k)
             evidence[label].append(generator.evidence(query, hits))
-            unknown[label].append(bool(generator.unknown_codes(query)))
+            unknown[label].append(bool(generator.unknown_codes(query, hits)))
     pos, neg = np.asarray(evidence["answerable"]), np.asarray(evidence["unanswerable"])
     pos_u, neg_u = np.asarray(unknown["answerable"]), np.asarray(unknown["unanswerable"])
     print(f"questions: {len(pos)} answerable, {len(neg)} unanswerable")

@@ -8,7 +8,7 @@ import pytest
 
 from shirabe.answering.followup import Turn
 from shirabe.engine import Shirabe
-from shirabe.records import answer_json
+from shirabe.records import Filters, answer_json
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
         ("AQ-300を箱に入れた状態の重さは何kgですか？", "何kg"),
         ("AQ-300の開発責任者は誰ですか？", "「責任者」"),
         ("AQ-250の集じんフィルターはいくらですか？", "「AQ-250」"),
-        ("本社ビルのAEDはどこにありますか？", "「AED」はどの文書にも出てきません"),
+        ("本社ビルのAEDはどこにありますか？", "「AED」についての記載が見つかりません"),
     ],
 )
 def test_a_near_miss_is_refused_with_its_reason(
@@ -61,3 +61,17 @@ def test_a_follow_up_is_answered_about_the_earlier_subject(sample_app: Shirabe) 
     assert all("INC-2024-0004" in c.text or "障害記録" in c.source for c in follow.citations)
     alone = sample_app.ask("それは何時に復旧しましたか？")
     assert alone.standalone is None
+
+
+def test_a_refusal_says_nothing_of_documents_the_asker_may_not_read(
+    sample_app: Shirabe,
+) -> None:
+    """INC-2024-0004 is in 情報システム; for someone who may read only 人事 (a category filter
+    stands in for the access filter: both restrict retrieval before ranking), the refusal is
+    the same as for a code that exists nowhere."""
+    only_hr = Filters(categories=frozenset({"人事"}))
+    hidden = sample_app.ask("INC-2024-0004の担当者は誰ですか？", filters=only_hr)
+    nowhere = sample_app.ask("INC-2099-0999の担当者は誰ですか？", filters=only_hr)
+    assert hidden.refused and nowhere.refused
+    assert hidden.refusal_code == nowhere.refusal_code
+    assert hidden.refusal_reason == nowhere.refusal_reason.replace("2099-0999", "2024-0004")

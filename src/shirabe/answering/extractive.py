@@ -153,6 +153,14 @@ def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
     return with_header(c.text, header) if header else clean(c.text)
 
 
+def _absent(codes: Sequence[str], hits: Sequence[Hit]) -> list[str]:
+    """The codes (lower-cased) that no hit's text, headings or file name holds as a word."""
+    if not codes:
+        return []
+    text = unicodedata.normalize("NFKC", " ".join(_context(h) for h in hits)).lower()
+    return [c for c in codes if not re.search(rf"(?<![0-9a-z]){re.escape(c)}(?![0-9a-z])", text)]
+
+
 def _quoted(question: str, terms: Sequence[str]) -> str:
     """Terms as the question spells them (AQ-250, not aq-250), each in 「」."""
     plain = unicodedata.normalize("NFKC", question)
@@ -231,9 +239,9 @@ class ExtractiveGenerator:
         passages too far from the question."""
         if not hits:
             return "no_passage", "質問に関係する文書が見つかりません"
-        unknown = self.unknown_codes(query)
+        unknown = self.unknown_codes(query, hits)
         if unknown:
-            return "unknown", _quoted(query.text, unknown) + "はどの文書にも出てきません"
+            return "unknown", _quoted(query.text, unknown) + "についての記載が見つかりません"
         return "weak", "質問に十分近い記載が見つかりません"
 
     def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
@@ -289,16 +297,17 @@ class ExtractiveGenerator:
         vector = self._store.get_embeddings(self._embedder_name, [key]).get(key)
         return 0.0 if vector is None else float(np.dot(vector, query.vector))
 
-    def unknown_codes(self, query: Query) -> list[str]:
-        """Codes in the question (INC-2024-0009, AQ-500) that no document contains. Aliases
-        of an official name (synonyms file) are known whatever the documents call it."""
+    def unknown_codes(self, query: Query, hits: Sequence[Hit]) -> list[str]:
+        """Codes in the question (INC-2024-0009, AQ-500) that no retrieved passage contains.
+        Only passages the asker may read are retrieved, so this says nothing about documents
+        they may not read. Aliases of an official name (synonyms file) are known whatever the
+        documents call it."""
         codes = [
             t
             for t in dict.fromkeys(query.tokens)
             if is_code(t) and not any(Synonyms.covers(a, t) for a in query.aliases)
         ]
-        frequencies = self._store.document_frequencies(codes)
-        return [t for t in codes if frequencies.get(t, 0) == 0]
+        return _absent(codes, hits)
 
     def should_refuse(self, query: Query, hits: Sequence[Hit]) -> bool:
         """Weak evidence refuses; so does middling evidence when the question names a code
@@ -311,7 +320,7 @@ class ExtractiveGenerator:
         score = self.evidence(query, hits)
         if score < self._threshold:
             return True
-        return score < self._unknown_threshold and bool(self.unknown_codes(query))
+        return score < self._unknown_threshold and bool(self.unknown_codes(query, hits))
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         if self.should_refuse(query, hits):
@@ -381,17 +390,19 @@ class ExtractiveGenerator:
         self, query: Query, hits: Sequence[Hit], ranked: list[Candidate]
     ) -> tuple[list[Candidate], tuple[RefusalCode, str] | None]:
         """The candidates with the one that answers the question asked first, or why none
-        does: the question names a code or word no document has (AED), no sentence holds the
+        does: the question names a code or word no passage found has (AED), no sentence holds the
         kind of fact asked (an amount for いくら, a weight for 何kg), or the passage does not
         mention the code or what the question asks about (AQ-250, 修理代).
 
         The answer is looked for in the sentences of the first ``from_hits`` passages, then,
         for a kind of fact none of them holds, in those of every hit."""
         codes = fit.codes(query.text)
-        frequencies = self._store.document_frequencies(codes) if codes else {}
-        unknown = [c for c in codes if frequencies.get(c, 0) == 0]
+        unknown = _absent(codes, hits)
         if unknown:
-            return ranked, ("unknown", _quoted(query.text, unknown) + "はどの文書にも出てきません")
+            return ranked, (
+                "unknown",
+                _quoted(query.text, unknown) + "についての記載が見つかりません",
+            )
         asked = fit.answer_kind(query.text)
         fitting = [c for c in ranked if c.hit_index < self._from_hits]
         if asked is not None:
