@@ -1,3 +1,4 @@
+# size: the library's one facade: every face (CLI, server, page) calls only these methods
 """The library entry point: one object that ingests, searches and answers."""
 
 from __future__ import annotations
