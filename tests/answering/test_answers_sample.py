@@ -74,4 +74,5 @@ def test_a_refusal_says_nothing_of_documents_the_asker_may_not_read(
     nowhere = sample_app.ask("INC-2099-0999の担当者は誰ですか？", filters=only_hr)
     assert hidden.refused and nowhere.refused
     assert hidden.refusal_code == nowhere.refusal_code
+    assert nowhere.refusal_reason is not None
     assert hidden.refusal_reason == nowhere.refusal_reason.replace("2099-0999", "2024-0004")
