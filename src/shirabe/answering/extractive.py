@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shirabe.answering import fit
-from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.answering.refusal import refusal
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
@@ -171,6 +171,10 @@ def _quoted(question: str, terms: Sequence[str]) -> str:
     return "".join(f"「{t}」" for t in shown)
 
 
+_MARKER = 3
+"""Characters of a citation marker, ``[n]``."""
+
+
 def _context(hit: Hit) -> str:
     """What a passage says, with its headings and file name."""
     chunk = hit.chunk
@@ -223,16 +227,7 @@ class ExtractiveGenerator:
     def refuse(
         self, query: Query, hits: list[Hit], why: tuple[RefusalCode, str] | None = None
     ) -> Answer:
-        code, reason = why or self.gate_reason(query, hits)
-        return Answer(
-            question=query.text,
-            text=REFUSAL_TEXT,
-            citations=[],
-            refused=True,
-            hits=hits,
-            refusal_reason=reason,
-            refusal_code=code,
-        )
+        return refusal(query.text, hits, why or self.gate_reason(query, hits))
 
     def gate_reason(self, query: Query, hits: Sequence[Hit]) -> tuple[RefusalCode, str]:
         """Why the retrieval gate refuses: nothing found, a code no document names, or
@@ -339,39 +334,11 @@ class ExtractiveGenerator:
             return self._record_answer(query, hits, ranked)
         if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
             ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
-        marker = 3  # "[n]"
-        chosen = [ranked[0]]
-        used = min(len(ranked[0].text), self._max_chars - marker) + marker
-        for c in ranked[1:]:
-            if used + len(c.text) + marker + 1 <= self._max_chars:  # 1: the line break
-                chosen.append(c)
-                used += len(c.text) + marker + 1
-                break
-        lines: list[tuple[Candidate, str]] = []
-        for c in chosen:
-            cases = _cases(c, ranked)
-            if not cases:
-                lines.append((c, _shown(c, hits)))
-                continue
-            # 「上限は次のとおりとする」: each case in one line, with the sentence if it fits
-            listed = " / ".join(_shown(o, hits) for o in cases)
-            if used + len(listed) + marker + 1 <= self._max_chars:
-                lines.append((c, _shown(c, hits)))
-                used += len(listed) + marker + 1
-            else:
-                used += len(listed) - len(c.text)
-            lines.append((c, listed))
-        lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
-        asked = fit.answer_kind(query.text)
-        best = next((text for c, text in lines if c is ranked[0]), "")
-        short = fit.short_answer(asked, best) if asked else None
-        if short and len(short) + 1 + sum(len(t) + marker + 1 for _, t in lines) <= self._max_chars:
-            pieces_first = [short]  # the asked figure alone, then where it is written
-        else:
-            pieces_first = []
+        lines = self._lines(ranked, hits)
+        short = self._short(query, hits, ranked[0], lines)
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
-        pieces: list[str] = []
+        pieces = [short] if short else []  # the asked figure alone, then where it is written
         for c, text in lines:
             if c.hit_index not in numbers:
                 numbers[c.hit_index] = len(numbers) + 1
@@ -380,11 +347,59 @@ class ExtractiveGenerator:
             pieces.append(clip(text, self._max_chars - len(label)) + label)
         return Answer(
             question=query.text,
-            text="\n".join(pieces_first + pieces),  # one quoted sentence a line
+            text="\n".join(pieces),  # one quoted sentence a line
             citations=citations,
             refused=False,
             hits=hits,
         )
+
+    def _lines(self, ranked: list[Candidate], hits: Sequence[Hit]) -> list[tuple[Candidate, str]]:
+        """The best sentence and, if it fits, the next best, in document order, as shown; a
+        sentence that introduces cases (上限は次のとおりとする) brings each case in one line."""
+        chosen = [ranked[0]]
+        used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
+        for c in ranked[1:]:
+            if used + len(c.text) + _MARKER + 1 <= self._max_chars:  # 1: the line break
+                chosen.append(c)
+                used += len(c.text) + _MARKER + 1
+                break
+        lines: list[tuple[Candidate, str]] = []
+        for c in chosen:
+            cases = _cases(c, ranked)
+            if not cases:
+                lines.append((c, _shown(c, hits)))
+                continue
+            listed = " / ".join(_shown(o, hits) for o in cases)
+            if used + len(listed) + _MARKER + 1 <= self._max_chars:  # the sentence too
+                lines.append((c, _shown(c, hits)))
+                used += len(listed) + _MARKER + 1
+            else:
+                used += len(listed) - len(c.text)
+            lines.append((c, listed))
+        lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
+        return lines
+
+    def _short(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        best: Candidate,
+        lines: list[tuple[Candidate, str]],
+    ) -> str | None:
+        """The asked amount or quantity alone (約9.2kgです。), when the best line holds exactly
+        one, that line (with its headings) names everything the question names, and it fits."""
+        asked = fit.answer_kind(query.text)
+        shown = next((text for c, text in lines if c is best), "")
+        short = fit.short_answer(asked, shown) if asked else None
+        if short is None:
+            return None
+        chunk = hits[best.hit_index].chunk
+        row = ": " in shown or " — " in shown  # 質量: 約9.2kg names 重さ in its own words
+        named = fit.key_nouns(query.words(), attributes=not row) + fit.codes(query.text)
+        if fit.missing_terms(named, " ".join([shown, *chunk.heading_path, chunk.source])):
+            return None
+        length = len(short) + 1 + sum(len(text) + _MARKER + 1 for _, text in lines)
+        return short if length <= self._max_chars else None
 
     def answering(
         self, query: Query, hits: Sequence[Hit], ranked: list[Candidate]

@@ -338,26 +338,42 @@ def focus_terms(words: Sequence[tuple[str, str, Sequence[str]]], asked: str) -> 
             break
         if i >= 0 and words[i][2][0] in _CLAUSE_END:
             break  # 暗殺された|政治家は誰: a category named by its clause, not a topic
-        focus[:0] = [
-            plains[j]
-            for j in range(i + 1, run + 1)
-            if plains[j] not in _GENERIC
-            and words[j][1] not in _GENERIC
-            and plains[j] not in _UNITS
-            and plains[j] not in _PER
-            and plains[j] not in _ATTRIBUTES
-            and not plains[j].isascii()
-            and not plains[j].startswith("何")
-            and (
-                len(plains[j]) > 1
-                or ("\u3400" <= plains[j] <= "\u9fff" and words[j][2][0] == "名詞")
-            )
-        ]
+        focus[:0] = [plains[j] for j in range(i + 1, run + 1) if _telling(words[j], plains[j])]
         if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
             i -= 1  # 富山工場の|食堂
             continue
         break
     return focus
+
+
+def _telling(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
+    """A noun that says what a question is about: not a question word, unit, counter,
+    generic word or the name of the kind asked (重さ), not ASCII (codes are taken whole), and
+    not a single kana."""
+    return (
+        plain not in _GENERIC
+        and word[1] not in _GENERIC
+        and plain not in _UNITS
+        and plain not in _PER
+        and plain not in _ATTRIBUTES
+        and not plain.isascii()
+        and not plain.startswith("何")
+        and (len(plain) > 1 or ("\u3400" <= plain <= "\u9fff" and word[2][0] == "名詞"))
+    )
+
+
+def key_nouns(
+    words: Sequence[tuple[str, str, Sequence[str]]], *, attributes: bool = False
+) -> list[str]:
+    """Every noun of the question that says what it is about (see :func:`focus_terms`); with
+    ``attributes``, also the names of the kind asked (高さ, 重さ)."""
+    found: list[str] = []
+    for word in words:
+        plain = _plain(word[0])
+        telling = _telling(word, plain) or (attributes and plain in _ATTRIBUTES and len(plain) > 1)
+        if _noun(word) and telling and plain not in found:
+            found.append(plain)
+    return found
 
 
 def _noun(word: tuple[str, str, Sequence[str]]) -> bool:
@@ -404,7 +420,9 @@ def is_instruction(sentence: str) -> bool:
     return _INSTRUCTION.search(_plain(sentence)) is not None
 
 
-_ABOUT = r"(?:約|およそ|最大|最長|最短|最低|最高|年間|月額|1泊あたり|1回)?"
+_ABOUT = (
+    r"(?:約|およそ|最大|最長|最短|最低|最高|年間|月額|1泊あたり|1回)?(?:\d{4}年)?(?:\d{1,2}月)?"
+)
 _BOUND = r"(?:前|後)?(?:以上|以下|未満|以内|まで|程度|ほど)?"
 
 

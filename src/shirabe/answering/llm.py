@@ -30,7 +30,7 @@ from shirabe.answering.protocol import (
     HitsEvent,
     TokenEvent,
 )
-from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.answering.refusal import refusal
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel
 from shirabe.records import Answer, Hit, RefusalCode
@@ -104,22 +104,12 @@ class LLMGenerator:
         timings: dict[str, float],
         why: tuple[RefusalCode, str] | None = None,
     ) -> Answer:
-        code, reason = why or (
+        gate: tuple[RefusalCode, str] = (
             ("weak", "質問に十分近い記載が見つかりません")
             if hits
             else ("no_passage", "質問に関係する文書が見つかりません")
         )
-        return Answer(
-            question=query.text,
-            text=REFUSAL_TEXT,
-            citations=[],
-            refused=True,
-            hits=hits,
-            timings=timings,
-            mode=self.name,
-            refusal_reason=reason,
-            refusal_code=code,
-        )
+        return refusal(query.text, hits, why or gate, mode=self.name, timings=timings)
 
     def _gate_refuses(self, query: Query, hits: list[Hit]) -> bool:
         if not hits:
