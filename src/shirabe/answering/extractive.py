@@ -411,7 +411,11 @@ class ExtractiveGenerator:
 
         The answer is looked for in the sentences of the first ``from_hits`` passages, then,
         for a kind of fact none of them holds, in those of every hit."""
-        codes = fit.codes(query.text)
+        codes = [  # an alias of an official name (AQ300) is known by that name
+            c
+            for c in fit.codes(query.text)
+            if not any(Synonyms.covers(a, c) for a in query.aliases)
+        ]
         unknown = _absent(codes, hits)
         if unknown:
             return ranked, (
