@@ -445,3 +445,46 @@ def short_answer(kind: AnswerKind, text: str) -> str | None:
     if len(found) != 1:
         return None
     return f"{found.pop()}です。"
+
+
+_MARKUP = re.compile(
+    r"</?\s*(?:passage|document|context|system|user|assistant)\b[^>]*>", re.IGNORECASE
+)
+_FIGURE = re.compile(
+    r"\d[\d,]*(?:\.\d+)?\s*(?:[万億千]\s*)*"
+    r"(?:円|ドル|kg|g|cm|mm|km|m|ml|l|w|kw|%|℃|°c|度|時間|分|秒|日|週間|か月|ヶ月|年|人|名|件|台|回|個|枚|畳|歳|倍)"
+    r"(?![a-z])",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[。！？!?\n])")
+
+
+def _figures_of(text: str) -> list[str]:
+    plain = unicodedata.normalize("NFKC", text).lower()
+    return [re.sub(r"[\s,]", "", m.group()) for m in _FIGURE.finditer(plain)]
+
+
+def check_reply(reply: str, passages: Sequence[str]) -> tuple[str, list[str]]:
+    """A model's reply with the sentences dropped that state a figure no passage holds (a
+    computed 電気代, an invented weight) or that speak of the prompt's markup
+    (「<passage id="1">の第1行に…」); the kept text (as written, spaces included) and the
+    dropped sentences."""
+    source = re.sub(r"[\s,]", "", unicodedata.normalize("NFKC", " ".join(passages)).lower())
+    kept: list[str] = []
+    dropped: list[str] = []
+    for sentence in _SENTENCE_END.split(reply):
+        if not sentence.strip():
+            kept.append(sentence)
+            continue
+        invented = [f for f in _figures_of(sentence) if f not in source]
+        if invented or _MARKUP.search(sentence):
+            dropped.append(sentence.strip())
+        else:
+            kept.append(sentence)
+    return "".join(kept), dropped
+
+
+def complete_sentences(text: str) -> tuple[str, str]:
+    """``text`` cut after its last sentence end: what can be checked now, and the rest."""
+    ends = [m.end() for m in re.finditer(r"[。！？!?\n]", text)]
+    return (text[: ends[-1]], text[ends[-1] :]) if ends else ("", text)

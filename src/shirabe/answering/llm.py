@@ -9,10 +9,12 @@ over goes to the neighbouring chunks of the same section.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
+from shirabe.answering import fit
 from shirabe.answering.prompting import (
     CitationRewriter,
     Neighbours,
@@ -124,6 +126,15 @@ class LLMGenerator:
         text: str,
         timings: dict[str, float],
     ) -> Answer:
+        text, dropped = fit.check_reply(text, [p.text for p in rewriter.passages])
+        text = text.strip()
+        if dropped:
+            logger.info(
+                "%s: dropped %d unsupported sentence(s) of the reply", self.name, len(dropped)
+            )
+        if dropped and not re.sub(r"\[\d+\]|\W", "", text):
+            why: tuple[RefusalCode, str] = ("unsupported", "回答の数値が文書の記載と一致しません")
+            return self._refusal(query, hits, timings, why)
         if is_refusal(text):
             return self._refusal(
                 query, hits, timings, ("unsupported", "モデルが文書に記載がないと判断しました")
@@ -136,7 +147,7 @@ class LLMGenerator:
         return Answer(
             question=query.text,
             text=text.strip(),
-            citations=rewriter.citations(),
+            citations=[c for c in rewriter.citations() if f"[{c.number}]" in text],
             refused=False,
             hits=hits,
             timings=timings,
@@ -168,20 +179,23 @@ class LLMGenerator:
             return
         pieces: list[str] = []
         first: float | None = None
+        pending = ""  # shown a sentence at a time, once checked against the passages
         try:
             passages = self.passages(query, hits)
+            texts = [p.text for p in passages]
             rewriter = CitationRewriter(passages)
             for piece in self.chat.stream(build_messages(query.text, passages)):
-                shown = rewriter.feed(piece)
-                if shown:
+                done, pending = fit.complete_sentences(pending + rewriter.feed(piece))
+                kept = fit.check_reply(done, texts)[0] if done else ""
+                if kept:
                     if first is None:
                         first = time.perf_counter() - started
-                    pieces.append(shown)
-                    yield TokenEvent(shown)
-            rest = rewriter.finish()
-            if rest:
-                pieces.append(rest)
-                yield TokenEvent(rest)
+                    pieces.append(kept)
+                    yield TokenEvent(kept)
+            kept = fit.check_reply(pending + rewriter.finish(), texts)[0]
+            if kept:
+                pieces.append(kept)
+                yield TokenEvent(kept)
         except GeneratorError as exc:
             yield ErrorEvent(str(exc), exc)
             return
