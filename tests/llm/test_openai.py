@@ -23,7 +23,7 @@ from shirabe.llm.openai import (
     delta_text,
     sse_data,
 )
-from shirabe.records import Chunk, Hit
+from shirabe.records import Chunk, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
@@ -55,9 +55,9 @@ class Gate:
         self.refuse = refuse
         self.asked = 0
 
-    def should_refuse(self, query: Query, hits: list[Hit]) -> bool:
+    def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         self.asked += 1
-        return self.refuse
+        return ("weak", "質問に十分近い記載が見つかりません") if self.refuse else None
 
 
 def query(text: str = "出張の日当はいくら？") -> Query:

@@ -317,6 +317,16 @@ class ExtractiveGenerator:
             return True
         return score < self._unknown_threshold and bool(self.unknown_codes(query, hits))
 
+    def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
+        """Why the passages cannot answer, as :meth:`generate` would refuse; None when a
+        sentence answers (the gate of a chat model, which then writes the answer)."""
+        if self.should_refuse(query, hits):
+            return self.gate_reason(query, hits)
+        ranked = self.score(self.candidates(query, hits), hits)
+        if not ranked:
+            return self.gate_reason(query, hits)
+        return self.answering(query, hits, ranked)[1]
+
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         if self.should_refuse(query, hits):
             return self.refuse(query, hits)

@@ -45,9 +45,11 @@ PROMPT_MARGIN = 64
 
 
 class RefusalGate(Protocol):
-    """Decides from the hits alone whether the documents can answer (see ExtractiveGenerator)."""
+    """Decides from the hits alone whether the documents can answer, and why not (see
+    ExtractiveGenerator.why_not): weak evidence, a code no passage has, no sentence of the
+    kind asked, or what the question asks about missing from the passages."""
 
-    def should_refuse(self, query: Query, hits: list[Hit]) -> bool: ...
+    def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None: ...
 
 
 class LLMGenerator:
@@ -113,10 +115,10 @@ class LLMGenerator:
         )
         return refusal(query.text, hits, why or gate, mode=self.name, timings=timings)
 
-    def _gate_refuses(self, query: Query, hits: list[Hit]) -> bool:
+    def _gate_says(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         if not hits:
-            return True
-        return self._gate is not None and self._gate.should_refuse(query, hits)
+            return "no_passage", "質問に関係する文書が見つかりません"
+        return None if self._gate is None else self._gate.why_not(query, hits)
 
     def _finish(
         self,
@@ -144,6 +146,10 @@ class LLMGenerator:
             return self._refusal(
                 query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
             )
+        asked = fit.answer_kind(query.text)
+        if asked is not None and not fit.has_kind(asked, text):  # 電気代 answered with 6W
+            missing = f"回答に{asked.name}（{asked.asked}）がありません"
+            return self._refusal(query, hits, timings, ("kind", missing))
         return Answer(
             question=query.text,
             text=text.strip(),
@@ -157,8 +163,9 @@ class LLMGenerator:
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         """Refuse on weak evidence, else ask the model once and map its citations."""
         started = time.perf_counter()
-        if self._gate_refuses(query, hits):
-            return self._refusal(query, hits, {"llm": 0.0})
+        gate = self._gate_says(query, hits)
+        if gate is not None:
+            return self._refusal(query, hits, {"llm": 0.0}, gate)
         passages = self.passages(query, hits)
         raw = self.chat.complete(build_messages(query.text, passages))
         rewriter = CitationRewriter(passages)
@@ -171,8 +178,9 @@ class LLMGenerator:
         renumbered), then citations and the finished answer; or an error event."""
         started = time.perf_counter()
         yield HitsEvent(hits)
-        if self._gate_refuses(query, hits):
-            answer = self._refusal(query, hits, {"llm": 0.0})
+        gate = self._gate_says(query, hits)
+        if gate is not None:
+            answer = self._refusal(query, hits, {"llm": 0.0}, gate)
             yield TokenEvent(answer.text)
             yield CitationsEvent([])
             yield DoneEvent(answer)
