@@ -56,7 +56,7 @@ class SlowModel(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for i in range(TOKENS):
-                chunk = {"choices": [{"delta": {"content": f"語{i} "}}]}
+                chunk = {"choices": [{"delta": {"content": f"語{i}。"}}]}
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
                 type(self).sent += 1
