@@ -174,6 +174,17 @@ def _plain(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+_ASKING: Final[tuple[tuple[Kind, re.Pattern[str]], ...]] = (
+    ("reason", _WHY),
+    ("person", _WHO),
+    ("time", _WHEN),
+    ("place", _WHERE),
+    ("procedure", _HOW),
+    ("number", _HOW_MUCH),
+)
+"""Question words with no unit, in the order they are tried."""
+
+
 def answer_kind(question: str) -> AnswerKind | None:
     """The kind of fact a question asks for, or None when its form does not say."""
     text = _plain(question)
@@ -185,18 +196,9 @@ def answer_kind(question: str) -> AnswerKind | None:
         unit = found.group(1) or found.group(2)
         kind: Kind = "money" if unit in {"円", "万円"} else "number"
         return AnswerKind(kind, found.group(), None if kind == "money" else _UNITS[unit])
-    if found := _WHY.search(text):
-        return AnswerKind("reason", found.group())
-    if found := _WHO.search(text):
-        return AnswerKind("person", found.group())
-    if found := _WHEN.search(text):
-        return AnswerKind("time", found.group())
-    if found := _WHERE.search(text):
-        return AnswerKind("place", found.group())
-    if found := _HOW.search(text):
-        return AnswerKind("procedure", found.group())
-    if found := _HOW_MUCH.search(text):
-        return AnswerKind("number", found.group())
+    for kind, words in _ASKING:
+        if found := words.search(text):
+            return AnswerKind(kind, found.group())
     return None
 
 
