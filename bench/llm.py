@@ -12,7 +12,8 @@ llama.cpp; ``--gguf`` names another GGUF file, ``--base-url`` an OpenAI-compatib
 Per generator: answer containment (gold answer in the answer after NFKC, refusals never
 count, as in bench/jsquad.py), refusal rate, seconds per answer (retrieval plus generation, p50
 and mean) and, for the model, the share of its non-refused answers citing at least one passage
-that exists. Results also go to bench/results/llm.json.
+that exists; for an in-process model, tokens per second reading the prompt and writing the
+reply. Results also go to bench/results/llm.json.
 """
 
 from __future__ import annotations
@@ -130,6 +131,21 @@ def run(
     return tallies, rows
 
 
+def model_speed(generator: Generator) -> dict[str, float]:
+    """Tokens per second reading the prompt and writing the reply, as llama.cpp counted them
+    (in-process models only; {} otherwise)."""
+    usage = getattr(getattr(generator, "chat", None), "usage", None)
+    if usage is None or not usage.calls:
+        return {}
+    return {
+        "calls": usage.calls,
+        "prompt_tokens_per_s": usage.prompt_per_second,
+        "reply_tokens_per_s": usage.reply_per_second,
+        "prompt_tokens_mean": usage.prompt_tokens / usage.calls,
+        "reply_tokens_mean": usage.reply_tokens / usage.calls,
+    }
+
+
 def table(results: dict[str, dict[str, float]]) -> str:
     lines = [
         f"{'generator':<12} {'contain':>8} {'refusal':>8} {'s p50':>7} {'s mean':>7} "
@@ -198,6 +214,15 @@ def main() -> None:
     results = {name: t.summary(len(sample)) for name, t in tallies.items()}
     print(f"model: {label}, max_tokens {args.max_tokens}, {len(sample)} questions, {wall:.0f} s")
     print(table(results))
+    speed = model_speed(generators["llm"])
+    if speed:
+        results["llm"].update(speed)
+        print(
+            f"model calls {speed['calls']:.0f}: prompt "
+            f"{speed['prompt_tokens_per_s']:.1f} tokens/s ({speed['prompt_tokens_mean']:.0f} per "
+            f"call), reply {speed['reply_tokens_per_s']:.1f} tokens/s "
+            f"({speed['reply_tokens_mean']:.0f} per call)"
+        )
     path = write_result(
         "llm",
         {

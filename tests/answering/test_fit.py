@@ -6,9 +6,7 @@ import pytest
 
 from shirabe.answering.fit import (
     answer_kind,
-    check_reply,
     codes,
-    complete_sentences,
     focus_terms,
     has_kind,
     is_instruction,
@@ -156,19 +154,3 @@ def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: l
 )
 def test_sentences_that_give_orders_to_the_answerer(sentence: str, instruction: bool) -> None:
     assert is_instruction(sentence) is instruction
-
-
-def test_a_reply_loses_the_sentences_with_figures_no_passage_holds() -> None:
-    reply = (
-        "消費電力は4Wです[1]。そのため、1か月の電気代は約120円です。"
-        '<passage id="1">の第1行に記載されています。宿泊費の上限は１泊１４，０００円です[2]。'
-    )
-    passages = ["| 空気清浄運転時 | 4W |", "部長　　１泊あたり１４，０００円"]
-    kept, dropped = check_reply(reply, passages)
-    assert kept == "消費電力は4Wです[1]。宿泊費の上限は１泊１４，０００円です[2]。"
-    assert complete_sentences("一文目。二文") == ("一文目。", "二文")
-    assert dropped == [
-        "そのため、1か月の電気代は約120円です。",
-        '<passage id="1">の第1行に記載されています。',
-    ]
-    assert check_reply("記載はありません。", passages) == ("記載はありません。", [])

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from shirabe.answering import fit
+from shirabe.answering import fit, grounding
 from shirabe.answering.prompting import (
     CitationRewriter,
     Neighbours,
@@ -22,6 +22,7 @@ from shirabe.answering.prompting import (
     build_messages,
     is_refusal,
     pack_context,
+    render_passage,
     widen_passages,
 )
 from shirabe.answering.protocol import (
@@ -127,21 +128,26 @@ class LLMGenerator:
         rewriter: CitationRewriter,
         text: str,
         timings: dict[str, float],
+        dropped: Sequence[str] = (),
     ) -> Answer:
-        text, dropped = fit.check_reply(text, [p.text for p in rewriter.passages])
+        """The answer from the checked reply (``text``, markers renumbered); ``dropped`` are
+        the reply's sentences no passage supported."""
         text = text.strip()
         if dropped:
             logger.info(
                 "%s: dropped %d unsupported sentence(s) of the reply", self.name, len(dropped)
             )
         if dropped and not re.sub(r"\[\d+\]|\W", "", text):
-            why: tuple[RefusalCode, str] = ("unsupported", "回答の数値が文書の記載と一致しません")
+            why: tuple[RefusalCode, str] = (
+                "unsupported",
+                "回答の内容が資料の記載で裏付けられません",
+            )
             return self._refusal(query, hits, timings, why)
         if is_refusal(text):
             return self._refusal(
                 query, hits, timings, ("unsupported", "モデルが文書に記載がないと判断しました")
             )
-        if not text.strip():
+        if not text:
             logger.warning("%s returned no answer text; refusing", self.name)
             return self._refusal(
                 query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
@@ -152,7 +158,7 @@ class LLMGenerator:
             return self._refusal(query, hits, timings, ("kind", missing))
         return Answer(
             question=query.text,
-            text=text.strip(),
+            text=text,
             citations=[c for c in rewriter.citations() if f"[{c.number}]" in text],
             refused=False,
             hits=hits,
@@ -161,21 +167,24 @@ class LLMGenerator:
         )
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
-        """Refuse on weak evidence, else ask the model once and map its citations."""
+        """Refuse on weak evidence, else ask the model once, keep what the passages support
+        (see :mod:`shirabe.answering.grounding`) and renumber its citations."""
         started = time.perf_counter()
         gate = self._gate_says(query, hits)
         if gate is not None:
             return self._refusal(query, hits, {"llm": 0.0}, gate)
         passages = self.passages(query, hits)
         raw = self.chat.complete(build_messages(query.text, passages))
+        kept, dropped = grounding.check_reply(raw, _as_seen(passages))
         rewriter = CitationRewriter(passages)
-        text = rewriter.rewrite(raw)
+        text = rewriter.rewrite(kept)
         timings = {"llm": time.perf_counter() - started}
-        return self._finish(query, hits, rewriter, text, timings)
+        return self._finish(query, hits, rewriter, text, timings, dropped)
 
     def stream(self, query: Query, hits: list[Hit]) -> Iterator[GenerationEvent]:
-        """Events: hits, then tokens as the model writes them (citation markers already
-        renumbered), then citations and the finished answer; or an error event."""
+        """Events: hits, then the reply a sentence at a time as the model writes it (checked
+        against the passages, citation markers renumbered), then citations and the finished
+        answer; or an error event."""
         started = time.perf_counter()
         yield HitsEvent(hits)
         gate = self._gate_says(query, hits)
@@ -186,30 +195,42 @@ class LLMGenerator:
             yield DoneEvent(answer)
             return
         pieces: list[str] = []
+        dropped: list[str] = []
         first: float | None = None
-        pending = ""  # shown a sentence at a time, once checked against the passages
+        pending = ""  # the sentence being written, checked once it is finished
         try:
             passages = self.passages(query, hits)
-            texts = [p.text for p in passages]
+            seen = _as_seen(passages)
             rewriter = CitationRewriter(passages)
             for piece in self.chat.stream(build_messages(query.text, passages)):
-                done, pending = fit.complete_sentences(pending + rewriter.feed(piece))
-                kept = fit.check_reply(done, texts)[0] if done else ""
-                if kept:
+                done, pending = grounding.complete_sentences(pending + piece)
+                if not done:
+                    continue
+                kept, lost = grounding.check_reply(done, seen)
+                dropped += lost
+                shown = rewriter.feed(kept)
+                if shown:
                     if first is None:
                         first = time.perf_counter() - started
-                    pieces.append(kept)
-                    yield TokenEvent(kept)
-            kept = fit.check_reply(pending + rewriter.finish(), texts)[0]
-            if kept:
-                pieces.append(kept)
-                yield TokenEvent(kept)
+                    pieces.append(shown)
+                    yield TokenEvent(shown)
+            kept, lost = grounding.check_reply(pending, seen)
+            dropped += lost
+            shown = rewriter.feed(kept) + rewriter.finish()
+            if shown:
+                pieces.append(shown)
+                yield TokenEvent(shown)
         except GeneratorError as exc:
             yield ErrorEvent(str(exc), exc)
             return
         timings = {"llm": time.perf_counter() - started}
         if first is not None:
             timings["first_token"] = first
-        answer = self._finish(query, hits, rewriter, "".join(pieces), timings)
+        answer = self._finish(query, hits, rewriter, "".join(pieces), timings, dropped)
         yield CitationsEvent(answer.citations)
         yield DoneEvent(answer)
+
+
+def _as_seen(passages: Sequence[Passage]) -> dict[int, str]:
+    """Each passage by its number, as the model saw it (file name and headings included)."""
+    return {p.number: render_passage(p.number, p.chunk, p.text) for p in passages}

@@ -3,7 +3,8 @@
 No server to start: the model file is loaded on first use and kept. Token budgets are counted
 with the model's own tokenizer, and the prompt's length is checked against its context
 window. Calls are serialised with a lock, since one llama.cpp context serves one request at a
-time.
+time. ``usage`` adds up the tokens read and written and the time spent on each, as llama.cpp
+counts them, so the model's speed can be reported.
 """
 
 from __future__ import annotations
@@ -56,6 +57,32 @@ BUILTIN_FORMATS: dict[str, tuple[PromptFormat, list[str]]] = {
 }
 
 
+@dataclass(slots=True)
+class Usage:
+    """Tokens read (the prompt) and written (the reply), and the milliseconds spent on each."""
+
+    prompt_tokens: int = 0
+    prompt_ms: float = 0.0
+    reply_tokens: int = 0
+    reply_ms: float = 0.0
+    calls: int = 0
+
+    def add(self, perf: Any) -> None:
+        self.prompt_tokens += int(perf.n_p_eval)
+        self.prompt_ms += float(perf.t_p_eval_ms)
+        self.reply_tokens += int(perf.n_eval)
+        self.reply_ms += float(perf.t_eval_ms)
+        self.calls += 1
+
+    @property
+    def prompt_per_second(self) -> float:
+        return 1000 * self.prompt_tokens / self.prompt_ms if self.prompt_ms else 0.0
+
+    @property
+    def reply_per_second(self) -> float:
+        return 1000 * self.reply_tokens / self.reply_ms if self.reply_ms else 0.0
+
+
 class LlamaCppChat:
     """A chat model in this process; loads the GGUF on first use."""
 
@@ -64,6 +91,7 @@ class LlamaCppChat:
         self._llama: Any = None
         self._format: tuple[PromptFormat, list[str]] | None = None
         self._lock = threading.Lock()
+        self.usage = Usage()
 
     def __repr__(self) -> str:
         return f"LlamaCppChat(model_path={str(self._config.model_path)!r})"
@@ -123,8 +151,27 @@ class LlamaCppChat:
                 f"model's context of {self._config.n_ctx} tokens"
             )
 
+    def _measured(self, llama: Any, chunks: Any) -> Iterator[Any]:
+        """The chunks of a streamed reply; once they are all read, the call is counted."""
+        yield from chunks
+        self._count(llama)
+
+    def _count(self, llama: Any) -> None:
+        try:
+            import llama_cpp
+
+            self.usage.add(llama_cpp.llama_perf_context(llama.ctx))
+        except (AttributeError, ImportError):  # an older llama-cpp-python: speed not reported
+            pass
+
     def _run(self, messages: Sequence[Message], max_tokens: int, stream: bool) -> Any:
         llama = self._load()
+        try:
+            import llama_cpp
+
+            llama_cpp.llama_perf_context_reset(llama.ctx)
+        except (AttributeError, ImportError):
+            pass
         if self._format is not None:
             render, stop = self._format
             prompt = render(messages)
@@ -147,6 +194,7 @@ class LlamaCppChat:
         with self._lock:
             try:
                 out = self._run(messages, max_tokens or self._config.max_tokens, stream=False)
+                self._count(self._llama)
             except ValueError as exc:  # llama.cpp: prompt longer than the context, and the like
                 raise GeneratorError(f"{self.name}: {exc}") from None
         choice = out["choices"][0]
@@ -157,7 +205,7 @@ class LlamaCppChat:
         with self._lock:
             try:
                 chunks = self._run(messages, self._config.max_tokens, stream=True)
-                for chunk in chunks:
+                for chunk in self._measured(self._llama, chunks):
                     choice = chunk["choices"][0]
                     piece = choice["text"] if "text" in choice else choice["delta"].get("content")
                     if piece:
