@@ -15,7 +15,7 @@ from pathlib import Path
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.map import AccessMap, load_access_map
-from shirabe.answering.followup import Turn, carried, standalone
+from shirabe.answering.followup import Turn, carried, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
 from shirabe.answering.protocol import (
@@ -422,8 +422,29 @@ class Shirabe:
         self.check_question(question)
         store = self._bind()
         store.refresh(wait=False)
+        return self._ask(question, self.standalone(question, history), k, filters, history)
+
+    def standalone(self, question: str, history: Sequence[Turn]) -> str:
+        """``question`` as it would be asked with no conversation before it: made so by rules
+        (:mod:`shirabe.answering.followup`) and, when they find it needs the conversation and
+        a chat model answers, written by the model."""
+        if not history:
+            return question
+        ruled = standalone(question, history)
+        generator = self.generator
+        if ruled == question or not isinstance(generator, LLMGenerator):
+            return ruled
+        return rewritten(generator.chat, question, history, ruled)
+
+    def _ask(
+        self,
+        question: str,
+        asked: str,
+        k: int | None,
+        filters: Filters | None,
+        history: Sequence[Turn],
+    ) -> Answer:
         started = time.perf_counter()
-        asked = standalone(question, history) if history else question
         parts = self.parts(asked)
         if parts:
             answers = [self._answer(part, k, filters) for part in parts]
@@ -492,10 +513,10 @@ class Shirabe:
     ) -> Iterator[GenerationEvent]:
         store = self._bind()
         store.refresh(wait=False)
-        asked = standalone(question, history) if history else question
+        asked = self.standalone(question, history)
         streams = isinstance(self.generator, StreamingGenerator)
         if self.parts(asked) or (history and not streams):  # one block of text, as ask gives
-            yield from answer_events(self.ask(question, k=k, filters=filters, history=history))
+            yield from answer_events(self._ask(question, asked, k, filters, history))
             return
         started = time.perf_counter()
         query, hits, searches = self.retrieve(asked, k or self.settings.top_k, filters)

@@ -1,10 +1,22 @@
-"""Follow-up questions made standalone by rules."""
+"""Follow-up questions made standalone by rules, and by a chat model when there is one."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 import pytest
 
-from shirabe.answering.followup import Turn, carried, standalone, subject
+from shirabe.answering.followup import (
+    Turn,
+    carried,
+    parse_rewrite,
+    rewrite_prompt,
+    rewritten,
+    standalone,
+    subject,
+)
+from shirabe.errors import GeneratorError
+from shirabe.llm.protocol import Message
 
 
 @pytest.mark.parametrize(
@@ -96,3 +108,75 @@ def test_the_code_an_answer_was_about_is_the_subject() -> None:
     assert (
         standalone("それは何時に復旧しましたか？", turns) == "INC-2024-0004は何時に復旧しましたか?"
     )
+
+
+def test_the_model_reads_the_last_turns_and_the_question() -> None:
+    history = [
+        Turn("AQ-200の重さは？", "約7kgです。"),
+        Turn("INC-2024-0004はどんな障害ですか？", "ストレージ障害です。" + "詳細" * 200),
+        Turn("原因は？", "容量不足です。"),
+        Turn("影響は？", "受付が止まりました。"),
+    ]
+    prompt = rewrite_prompt("それは何時に復旧しましたか？", history)
+    assert "AQ-200" not in prompt  # only the last three turns
+    assert "質問: INC-2024-0004はどんな障害ですか?" in prompt
+    assert "回答: ストレージ障害です。" + "詳細" * 95 + "…" in prompt  # answers cut to 200
+    assert prompt.endswith("最後の質問: それは何時に復旧しましたか?")
+
+
+RULED = "INC-2024-0004は何時に復旧しましたか?"
+
+
+@pytest.mark.parametrize(
+    ("reply", "made"),
+    [
+        ("INC-2024-0004はいつ復旧しましたか？", "INC-2024-0004はいつ復旧しましたか？"),
+        ("書き換えた質問: 「INC-2024-0004の復旧時刻は？」\n説明…", "INC-2024-0004の復旧時刻は？"),
+        ("それは何時に復旧しましたか？", None),  # the carried code is lost
+        ("INC-2024-0005は何時に復旧しましたか？", None),  # another code
+        ("", None),
+        ("INC-2024-0004 " + "あ" * 200, None),  # not one short question
+        ("INC-2024-0004", None),  # shares no word with the question
+    ],
+)
+def test_a_models_rewrite_is_used_only_when_it_is_one_question_keeping_the_codes(
+    reply: str, made: str | None
+) -> None:
+    assert parse_rewrite(reply, "それは何時に復旧しましたか？", RULED) == made
+
+
+class Scripted:
+    """A chat model that replies with a fixed text, or fails."""
+
+    name = "llm:scripted"
+    context_window = 4096
+    max_tokens = 64
+
+    def __init__(self, reply: str | None) -> None:
+        self.reply = reply
+        self.prompts: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        return len(text)
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> str:
+        self.prompts.append(messages[-1]["content"])
+        if self.reply is None:
+            raise GeneratorError("model server unreachable")
+        return self.reply
+
+    def stream(self, messages: Sequence[Message]) -> Iterator[str]:
+        yield self.complete(messages)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_rules_form_is_kept_when_the_model_fails_or_loses_the_subject() -> None:
+    history = [Turn("INC-2024-0004はどんな障害ですか？", "ストレージ障害です。")]
+    question = "それは何時に復旧しましたか？"
+    good = Scripted("INC-2024-0004のサービスは何時に復旧しましたか？")
+    assert rewritten(good, question, history, RULED) == good.reply
+    assert "最後の質問: それは何時に復旧しましたか?" in good.prompts[0]
+    assert rewritten(Scripted(None), question, history, RULED) == RULED
+    assert rewritten(Scripted("何時に復旧しましたか？"), question, history, RULED) == RULED

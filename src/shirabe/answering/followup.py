@@ -16,14 +16,25 @@
 
 The previous question is the standalone form of the turn before, so a third turn carries the
 subject of the first.
+
+With a chat model configured, a question the rules find needs the conversation is rewritten
+by the model (:func:`rewritten`), from the last turns; the rules' form is kept when the model
+fails, drops an identifier the rules carried (INC-2024-0004), or answers with anything but
+one short question.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from shirabe.errors import GeneratorError
+from shirabe.llm.protocol import ChatModel, Message
+
+logger = logging.getLogger(__name__)
 
 _CODE = re.compile(r"(?<![0-9A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_./][A-Za-z0-9]+)+")
 _OPENERS = re.compile(r"^(?:では|じゃあ|それでは|それじゃ|なら|あと|また|ちなみに|で)[、,\s]*")
@@ -130,3 +141,82 @@ def _needs_context(body: str) -> bool:
 
 def _question_end(body: str) -> str:
     return "" if _ENDING.search(body) is None else "？"
+
+
+REWRITE_SYSTEM = (
+    "あなたは社内文書検索のために、会話の続きの質問を書き換えるアシスタントです。"
+    "指示された形式だけを出力し、説明や前置きは書かないでください。"
+)
+REWRITE_PROMPT = "\n".join(
+    [
+        "次の会話の最後の質問を、前の会話を読まなくても意味が通じる1つの質問に書き換えてください。",
+        "「それ」「その」「こちら」などの指示語や省略された主語は、"
+        "会話に出てきた製品名・番号・制度名などに置き換えてください。",
+        "質問の内容は変えずに、書き換えた質問だけを1行で出力してください。",
+        "",
+        "{turns}",
+        "最後の質問: {question}",
+    ]
+)
+REWRITE_TURNS = 3
+"""Earlier turns shown to the model (the latest ones)."""
+REWRITE_ANSWER_CHARS = 200
+"""Characters of each earlier answer shown to the model."""
+REWRITE_MAX_TOKENS = 96
+_LABEL = re.compile(r"^(?:書き換えた質問|最後の質問|質問|出力|回答)\s*[:：]\s*")
+_QUOTES = "「」『』\"'"
+
+
+def rewrite_prompt(question: str, history: Sequence[Turn]) -> str:
+    """The user message asking a model for the standalone form of ``question``."""
+    lines: list[str] = []
+    for turn in history[-REWRITE_TURNS:]:
+        answer = _plain(turn.answer).replace("\n", " ")
+        if len(answer) > REWRITE_ANSWER_CHARS:
+            answer = answer[:REWRITE_ANSWER_CHARS] + "…"
+        lines.append(f"質問: {_plain(turn.question)}")
+        if answer:
+            lines.append(f"回答: {answer}")
+    return REWRITE_PROMPT.format(turns="\n".join(lines), question=_plain(question))
+
+
+def parse_rewrite(reply: str, question: str, ruled: str) -> str | None:
+    """The model's standalone question from its reply, or None when it is not one usable
+    question: empty, long, missing a code the rules carried, or sharing no word with the
+    question."""
+    lines = [line.strip() for line in reply.splitlines() if line.strip()]
+    if not lines:
+        return None
+    text = _LABEL.sub("", lines[0]).strip().strip(_QUOTES).strip()
+    if not text or len(text) > 2 * len(ruled) + 40 or "\n" in text:
+        return None
+    carried_codes = set(_CODE.findall(ruled)) - set(_CODE.findall(_plain(question)))
+    if not carried_codes <= set(_CODE.findall(text)):
+        return None
+    if not _shares_pair(_plain(text), _plain(question)):
+        return None
+    return text
+
+
+def rewritten(chat: ChatModel, question: str, history: Sequence[Turn], ruled: str) -> str:
+    """The standalone form of a follow-up written by ``chat`` from the last turns; ``ruled``
+    (the rules' form) when the model fails or its reply is not usable."""
+    messages: list[Message] = [
+        {"role": "system", "content": REWRITE_SYSTEM},
+        {"role": "user", "content": rewrite_prompt(question, history)},
+    ]
+    try:
+        reply = chat.complete(messages, max_tokens=REWRITE_MAX_TOKENS)
+    except GeneratorError as exc:
+        logger.warning("rewriting a follow-up with %s failed: %s", chat.name, exc)
+        return ruled
+    made = parse_rewrite(reply, question, ruled)
+    if made is None:
+        logger.info("%s rewrote %r as %r; kept the rules' %r", chat.name, question, reply, ruled)
+        return ruled
+    return made
+
+
+def _shares_pair(a: str, b: str) -> bool:
+    pairs = {b[i : i + 2] for i in range(len(b) - 1)} - {"です", "ます", "すか", "のは", "には"}
+    return any(a[i : i + 2] in pairs for i in range(len(a) - 1))
