@@ -14,6 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from shirabe.access.accounts import Accounts
+from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
 from shirabe.answering.followup import Turn, carried, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
@@ -149,6 +150,11 @@ class Shirabe:
     def accounts(self) -> Accounts:
         """Users, groups and API tokens, kept by the store (this home, or the database)."""
         return Accounts(self.backend.open_accounts())
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """Conversations and feedback, per owner, kept with the accounts."""
+        return Conversations(self.accounts.database, max_turns=self.settings.max_conversation_turns)
 
     @cached_property
     def access(self) -> AccessMap:

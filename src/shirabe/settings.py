@@ -203,6 +203,9 @@ class Settings(BaseSettings):
         description="Requests without a token: refused (off), allowed from this machine only "
         "(localhost), or allowed (on); anonymous readers see the public group only.",
     )
+    max_conversation_turns: int = Field(
+        default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
+    )
     host: str = Field(default="127.0.0.1", description="Address `shirabe serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535)
 

@@ -107,6 +107,11 @@ class Accounts:
     def __init__(self, database: Database) -> None:
         self._db = database
 
+    @property
+    def database(self) -> Database:
+        """The database the accounts live in (conversations and feedback are kept there too)."""
+        return self._db
+
     def close(self) -> None:
         self._db.close()
 

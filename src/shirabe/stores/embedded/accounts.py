@@ -35,6 +35,39 @@ CREATE TABLE IF NOT EXISTS audit (
     detail TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS control (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS conversations (
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated_at);
+CREATE TABLE IF NOT EXISTS turns (
+    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    question TEXT NOT NULL,
+    standalone TEXT,
+    answer TEXT NOT NULL,
+    refused INTEGER NOT NULL,
+    refusal_reason TEXT,
+    citations TEXT NOT NULL,
+    sources TEXT NOT NULL,
+    categories TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (conversation, position)
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    owner TEXT NOT NULL,
+    conversation TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    rating TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT '',
+    at TEXT NOT NULL,
+    FOREIGN KEY (conversation, position) REFERENCES turns(conversation, position)
+        ON DELETE CASCADE
+);
 """
 
 

@@ -142,6 +142,41 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE control (key text PRIMARY KEY, value text NOT NULL);
     """,
+    """
+    CREATE TABLE conversations (
+        id text PRIMARY KEY,
+        owner text NOT NULL,
+        title text NOT NULL DEFAULT '',
+        created_at text NOT NULL,
+        updated_at text NOT NULL
+    );
+    CREATE INDEX conversations_owner ON conversations (owner, updated_at);
+    CREATE TABLE turns (
+        conversation text NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        position integer NOT NULL,
+        question text NOT NULL,
+        standalone text,
+        answer text NOT NULL,
+        refused integer NOT NULL,
+        refusal_reason text,
+        citations text NOT NULL,
+        sources text NOT NULL,
+        categories text NOT NULL,
+        at text NOT NULL,
+        PRIMARY KEY (conversation, position)
+    );
+    CREATE TABLE feedback (
+        id bigserial PRIMARY KEY,
+        owner text NOT NULL,
+        conversation text NOT NULL,
+        position integer NOT NULL,
+        rating text NOT NULL,
+        comment text NOT NULL DEFAULT '',
+        at text NOT NULL,
+        FOREIGN KEY (conversation, position) REFERENCES turns(conversation, position)
+            ON DELETE CASCADE
+    );
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
