@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from shirabe.access.accounts import Database
 from shirabe.access.conversations import (
     ConversationError,
     Conversations,
@@ -24,6 +25,7 @@ KEN = user_owner("ken")
 
 @pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
 def kept(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Conversations]:
+    database: Database
     if request.param == "embedded":
         database = SQLiteDatabase(tmp_path / "accounts.sqlite3")
     else:

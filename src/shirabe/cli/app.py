@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from shirabe.cli import accounts, answers, evaluate, index, serve
+from shirabe.cli import accounts, answers, evaluate, feedback, index, serve
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -38,8 +38,12 @@ tokens_app = typer.Typer(help="API tokens: created once, shown once, stored hash
 tokens_app.command("create")(accounts.tokens_create)
 tokens_app.command("list")(accounts.tokens_list)
 tokens_app.command("revoke")(accounts.tokens_revoke)
+feedback_app = typer.Typer(help="👍 / 👎 given on answers, and their export as eval cases.")
+feedback_app.command("list")(feedback.feedback_list)
+feedback_app.command("export")(feedback.feedback_export)
 app.add_typer(users_app, name="users")
 app.add_typer(tokens_app, name="tokens")
+app.add_typer(feedback_app, name="feedback")
 
 
 def main() -> None:

@@ -152,10 +152,10 @@ def _parse_case(item: object, where: str) -> Case:
             f"{where}: expect_refusal: cannot be combined with expect_answer, expect_all or "
             "expect_source"
         )
-    if not (expect_refusal or expect_answer or expect_all or expect_source):
+    if not (expect_refusal or expect_answer or expect_all or expect_source or expect_not):
         raise CaseFileError(
-            f"{where}: expect_answer: give expect_answer, expect_all, expect_source or "
-            "expect_refusal"
+            f"{where}: expect_answer: give expect_answer, expect_all, expect_source, "
+            "expect_not or expect_refusal"
         )
     return Case(
         id=case_id.strip(),

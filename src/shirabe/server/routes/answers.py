@@ -10,8 +10,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
-from starlette.concurrency import iterate_in_threadpool
+from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
+from shirabe.access.conversations import NotFoundError
 from shirabe.answering.followup import Turn
 from shirabe.answering.protocol import (
     CitationsEvent,
@@ -22,8 +23,10 @@ from shirabe.answering.protocol import (
     TokenEvent,
 )
 from shirabe.errors import GeneratorError
-from shirabe.records import answer_json, citation_json, hit_json
-from shirabe.server.deps import ServerDep, Who
+from shirabe.records import Answer, answer_json, citation_json, hit_json
+from shirabe.server.deps import Principal, Server, ServerDep, Who
+from shirabe.server.errors import ApiError
+from shirabe.server.routes.conversations import history, owner_of
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +45,65 @@ class AskRequest(BaseModel):
     history: list[TurnModel] = Field(
         default_factory=list, max_length=20, description="この会話のこれまでの質問と回答（古い順）"
     )
+    conversation: str | None = Field(
+        default=None,
+        max_length=64,
+        description="保存された会話の ID: その続きとして答え、質問と回答を記録する",
+    )
 
     def turns(self) -> list[Turn]:
         return [Turn(t.question, t.answer) for t in self.history]
+
+
+MAX_HISTORY = 20
+"""Earlier turns a follow-up is understood in (the latest ones)."""
+
+
+class Asking:
+    """A question as asked through the API: its scope, the conversation it continues, and
+    where its answer is recorded."""
+
+    def __init__(self, who: Principal, server: Server, body: AskRequest, request: Request) -> None:
+        self.who, self.server, self.body = who, server, body
+        self.filters = server.scope(who, body.categories)
+        self.owner: str | None = None
+        self.turns = body.turns()
+        if body.conversation is not None:
+            self.owner = owner_of(who, request)
+            kept = server.shirabe.conversations
+            try:
+                found = kept.get(self.owner, body.conversation)
+                stored = kept.turns(self.owner, body.conversation)
+            except NotFoundError as exc:
+                raise ApiError(404, "not_found", str(exc)) from None
+            if found.turns >= kept.max_turns:
+                raise ApiError(
+                    409,
+                    "conversation_full",
+                    f"conversation {found.id!r} has {found.turns} turns, the most kept "
+                    "(SHIRABE_MAX_CONVERSATION_TURNS): start a new one",
+                )
+            if not self.turns:
+                self.turns = history(server, who, stored)[-MAX_HISTORY:]
+
+    def record(self, answer: Answer) -> dict[str, Any]:
+        """The answer as JSON; in a conversation, recorded as its next turn first."""
+        shown = answer_json(answer, self.server.show)
+        if self.owner is None or self.body.conversation is None:
+            return shown
+        turn = self.server.shirabe.conversations.add_turn(
+            self.owner,
+            self.body.conversation,
+            question=answer.question,
+            answer=answer.text,
+            refused=answer.refused,
+            standalone=answer.standalone,
+            refusal_reason=answer.refusal_reason,
+            citations=shown["citations"],
+            sources=[c.source for c in answer.citations],
+            categories=self.body.categories,
+        )
+        return shown | {"conversation": self.body.conversation, "turn": turn.position}
 
 
 @router.get("/api/search")
@@ -60,10 +119,12 @@ def search(
 
 
 @router.post("/api/ask")
-def ask(who: Who, server: ServerDep, body: AskRequest) -> dict[str, Any]:
-    filters = server.scope(who, body.categories)
-    answer = server.shirabe.ask(body.question, k=body.top_k, filters=filters, history=body.turns())
-    return answer_json(answer, server.show)
+def ask(who: Who, server: ServerDep, body: AskRequest, request: Request) -> dict[str, Any]:
+    asking = Asking(who, server, body, request)
+    answer = server.shirabe.ask(
+        body.question, k=body.top_k, filters=asking.filters, history=asking.turns
+    )
+    return asking.record(answer)
 
 
 @router.post("/api/ask/stream")
@@ -72,11 +133,9 @@ async def ask_stream(
 ) -> EventSourceResponse:
     """Server-sent events: ``hits``, ``token`` (many), ``citations``, ``done``; or
     ``error``. Closing the connection stops the answer being written."""
+    asking = Asking(who, server, body, request)
     events = server.shirabe.ask_stream(
-        body.question,
-        k=body.top_k,
-        filters=server.scope(who, body.categories),
-        history=body.turns(),
+        body.question, k=body.top_k, filters=asking.filters, history=asking.turns
     )
 
     async def send() -> AsyncIterator[dict[str, str]]:
@@ -84,8 +143,11 @@ async def ask_stream(
             async for event in iterate_in_threadpool(events):
                 if await request.is_disconnected():
                     break
-                data = json.dumps(_event(event, server.show), ensure_ascii=False)
-                yield {"event": event.kind, "data": data}
+                if isinstance(event, DoneEvent):
+                    shown = await run_in_threadpool(asking.record, event.answer)
+                else:
+                    shown = _event(event, server.show)
+                yield {"event": event.kind, "data": json.dumps(shown, ensure_ascii=False)}
         except GeneratorError as exc:
             yield {"event": "error", "data": json.dumps({"message": str(exc)}, ensure_ascii=False)}
         finally:
