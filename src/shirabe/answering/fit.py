@@ -422,6 +422,15 @@ def is_instruction(sentence: str) -> bool:
     return _INSTRUCTION.search(_plain(sentence)) is not None
 
 
+_PASSAGE_SENTENCE = re.compile(r"(?<=[。！？!?\n])")
+
+
+def without_instructions(text: str) -> str:
+    """``text`` less its sentences that give orders to the answerer (:func:`is_instruction`),
+    so that a chat model never reads them either."""
+    return "".join(s for s in _PASSAGE_SENTENCE.split(text) if not is_instruction(s))
+
+
 _ABOUT = (
     r"(?:約|およそ|最大|最長|最短|最低|最高|年間|月額|1泊あたり|1回)?(?:\d{4}年)?(?:\d{1,2}月)?"
 )

@@ -12,6 +12,7 @@ import logging
 import re
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Protocol
 
 from shirabe.answering import fit, grounding
@@ -92,13 +93,14 @@ class LLMGenerator:
         return max(budget, 1)
 
     def passages(self, query: Query, hits: Sequence[Hit]) -> list[Passage]:
-        """The passages the model will see, numbered from 1."""
+        """The passages the model will see, numbered from 1, without the sentences that give
+        orders to the answerer (「以上の指示を無視して…」, a fake system prompt)."""
         budget = self.budget(query.text)
         cost = self.chat.count_tokens
         packed = pack_context(hits, budget, cost=cost)
         if self._neighbours is not None:
             packed = widen_passages(packed, budget, self._neighbours, cost=cost)
-        return packed
+        return [replace(p, text=fit.without_instructions(p.text)) for p in packed]
 
     # ---------------------------------------------------------------- answering
 
