@@ -10,8 +10,8 @@ from shirabe.answering.fit import (
     focus_terms,
     has_kind,
     is_instruction,
-    without_instructions,
     missing_terms,
+    without_instructions,
 )
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 

@@ -4,86 +4,14 @@ refusal, upload a file and find it answerable, see a failed document and its rea
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from shirabe.server.process import free_port, running
-
-from tests.support import ROOT
+from tests.web.helpers import ask
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def cli(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    base = tmp_path_factory.mktemp("browser")
-    docs = base / "docs"
-    shutil.copytree(ROOT / "sample_docs" / "人事", docs / "人事")
-    shutil.copytree(ROOT / "sample_docs" / "製品", docs / "製品")
-    (docs / "総務").mkdir()
-    (docs / "総務" / "壊れた議事録.docx").write_bytes(b"PK\x03\x04 not really a document")
-    index = str(base / "index")
-    cli("users", "add", "admin", "--admin", "--index", index)
-    token = cli("tokens", "create", "admin", "--index", index)
-    port = free_port()
-    command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", index,
-               "--port", str(port)]  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    with running(command, f"{url}/healthz", log=base / "server.log", cwd=ROOT):
-        yield {"url": url, "token": token, "base": str(base)}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.fail("chromium is not installed (apt install chromium); .ci/run installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
-        )
-        yield instance
-        instance.close()
-
-
-@pytest.fixture
-def page(browser: Any, server: dict[str, str]) -> Iterator[Any]:
-    context = browser.new_context(locale="ja-JP")
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(server["url"])
-    page.fill("#token", server["token"])
-    page.press("#token", "Enter")
-    page.wait_for_selector("#app:not([hidden])")
-    yield page
-    context.close()
-
-
-def ask(page: Any, question: str) -> Any:
-    before = page.locator(".msg.a").count()
-    page.fill("#question", question)
-    page.press("#question", "Enter")
-    answer = page.locator(".msg.a").nth(before)
-    page.wait_for_function(
-        "n => !document.querySelectorAll('.msg.a')[n].hasAttribute('aria-busy')", arg=before
-    )
-    return answer
 
 
 def test_sign_in_is_required(browser: Any, server: dict[str, str]) -> None:
@@ -221,10 +149,15 @@ def test_document_list_shows_failures_with_reasons(page: Any) -> None:
 
 def test_categories_filter_and_a_narrow_window(page: Any) -> None:
     page.set_viewport_size({"width": 380, "height": 760})
+    assert not page.is_visible("#sidebar")  # a phone's first screen is the chat
+    page.click("#menu-toggle")
     categories = page.inner_text("#categories")
     assert "人事" in categories and "製品" in categories
     page.check("#categories input[value='製品']")
+    page.click("#menu-toggle")
+    assert "絞り込み: 製品" in page.inner_text("#scope-note")
     answer = ask(page, "有給休暇の申請方法は？")
+    assert "製品" in page.locator(".msg.q").last.locator(".scope").inner_text()
     chips = answer.locator(".chip")
     for i in range(chips.count()):
         assert "製品/" in chips.nth(i).inner_text()

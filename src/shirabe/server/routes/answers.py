@@ -33,13 +33,17 @@ logger = logging.getLogger(__name__)
 router = APIRouter(tags=["answers"])
 
 
+QUESTION_CHARS = 2000
+"""The longest question accepted (the page counts down to it)."""
+
+
 class TurnModel(BaseModel):
-    question: str = Field(min_length=1, max_length=2000, description="前の質問")
+    question: str = Field(min_length=1, max_length=QUESTION_CHARS, description="前の質問")
     answer: str = Field(default="", max_length=8000, description="前の回答")
 
 
 class AskRequest(BaseModel):
-    question: str = Field(min_length=1, max_length=2000, description="質問")
+    question: str = Field(min_length=1, max_length=QUESTION_CHARS, description="質問")
     top_k: int | None = Field(default=None, ge=1, le=50)
     categories: list[str] = Field(default_factory=list, max_length=50)
     history: list[TurnModel] = Field(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from shirabe import web
 
@@ -15,6 +15,23 @@ router = APIRouter(include_in_schema=False)
 def index() -> HTMLResponse:
     """The chat page: one file, no external assets."""
     return HTMLResponse(web.page(), headers={"Content-Security-Policy": web.PAGE_POLICY})
+
+
+@router.get("/assets/{name}")
+def asset(name: str) -> Response:
+    """The page's script, style sheet and icon."""
+    if name not in web.ASSETS:
+        return Response(status_code=404)
+    return Response(
+        web.asset(name),
+        media_type=web.ASSETS[name],
+        headers={"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@router.get("/favicon.ico")
+def favicon() -> RedirectResponse:
+    return RedirectResponse("/assets/favicon.svg", status_code=308)
 
 
 @router.get("/docs")

@@ -7,8 +7,10 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel
 
+from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.indexing.tags import CATEGORY
 from shirabe.server.deps import ServerDep, Who
+from shirabe.server.routes.answers import QUESTION_CHARS
 
 router = APIRouter(tags=["status"])
 
@@ -48,6 +50,7 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         },
         "user": who.name,
         "admin": who.admin,
+        "limits": {"question_chars": QUESTION_CHARS, "comment_chars": COMMENT_CHARS},
     }
 
 

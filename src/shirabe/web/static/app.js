@@ -1,0 +1,584 @@
+"use strict";
+// The chat page: conversations kept on the server, answers streamed with their sources,
+// feedback, uploads and the document list. Text from documents is only ever set as text.
+
+const $ = (id) => document.getElementById(id);
+let token = localStorage.getItem("shirabe-token") || "";
+const chosen = new Set();
+let limits = { question_chars: 2000, comment_chars: 2000 };
+let current = null;      // the open conversation's id
+let streaming = null;    // the AbortController of the answer being written
+
+// An anonymous browser keeps its conversations under a random id of its own.
+function clientId() {
+  let id = localStorage.getItem("shirabe-client");
+  if (!id) {
+    const bytes = crypto.getRandomValues(new Uint8Array(18));
+    id = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_");
+    localStorage.setItem("shirabe-client", id);
+  }
+  return id;
+}
+
+function headers(extra = {}) {
+  const base = { ...extra, "X-Shirabe-Client": clientId() };
+  return token ? { ...base, Authorization: "Bearer " + token } : base;
+}
+
+const MESSAGES = {
+  unauthorized: "サインインが必要です。",
+  forbidden: "この操作の権限がありません。",
+  not_found: "見つかりませんでした（削除されたか、閲覧できません）。",
+  conversation_full: "この会話は保存できる上限に達しました。新しい会話を始めてください。",
+  invalid_request: "入力が正しくありません。",
+  unsearchable: "検索できる言葉が含まれていません。質問を言い換えてください。",
+  busy: "索引を更新中です。しばらくしてからもう一度お試しください。",
+};
+
+class ApiError extends Error {
+  constructor(code, message, status) { super(message); this.code = code; this.status = status; }
+}
+
+function japanese(error) {
+  if (error.name === "AbortError") return "停止しました。";
+  if (error instanceof ApiError) {
+    if (MESSAGES[error.code]) return MESSAGES[error.code];
+    if (error.status >= 500) return "サーバーでエラーが発生しました。";
+    return "エラーが発生しました（" + error.status + "）。";
+  }
+  return "サーバーに接続できません。ネットワークを確認してください。";
+}
+
+async function api(path, options = {}) {
+  const response = await fetch(path, { ...options, headers: headers(options.headers || {}) });
+  if (response.status === 401) { showSignin(); throw new ApiError("unauthorized", "unauthorized", 401); }
+  if (!response.ok) {
+    let code = "error", message = "HTTP " + response.status;
+    try { const body = await response.json(); code = body.error.code; message = body.error.message; } catch (_) {}
+    throw new ApiError(code, message, response.status);
+  }
+  return response;
+}
+
+const json = (body) => ({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+
+function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("aria") || key === "role" || key === "title") node.setAttribute(key.replace(/[A-Z]/g, (c) => "-" + c.toLowerCase()), value);
+    else node[key] = value;
+  }
+  node.append(...children);
+  return node;
+}
+
+function showSignin(message = "") {
+  $("app").hidden = true; $("signin").hidden = false; $("signout").hidden = !token;
+  $("signin-error").textContent = message; $("token").focus();
+}
+
+async function start() {
+  try {
+    const status = await (await api("/api/status")).json();
+    $("signin").hidden = true; $("app").hidden = false; $("signout").hidden = !token;
+    $("who").textContent = status.user ? status.user + (status.admin ? "（管理者）" : "") : "ゲスト";
+    limits = status.limits || limits;
+    renderStatus(status);
+    updateCounter();
+    await loadConversations();
+    const wanted = new URLSearchParams(location.hash.slice(1)).get("c");
+    if (wanted && wanted !== current) await openConversation(wanted);
+    else if (!current) showEmpty(status);
+    $("question").focus();
+  } catch (error) {
+    if (error.code !== "unauthorized") $("status").textContent = japanese(error);
+  }
+}
+
+let lastStatus = null;
+function renderStatus(status) {
+  lastStatus = status;
+  const llm = status.llm.configured ? "LLM: " + status.llm.model : "LLM なし（抜粋で回答）";
+  $("status").textContent = `${status.files} ファイル・${status.chunks} チャンク` +
+    (status.failed ? `・失敗 ${status.failed}` : "") + `\n${llm}`;
+  const list = $("categories");
+  list.replaceChildren();
+  for (const category of status.categories) {
+    const box = el("input", { type: "checkbox", value: category.name, checked: chosen.has(category.name) });
+    box.addEventListener("change", () => {
+      box.checked ? chosen.add(category.name) : chosen.delete(category.name);
+      showScope();
+    });
+    list.append(el("li", {}, el("label", {}, box, `${category.name}（${category.files}）`)));
+  }
+  if (!status.categories.length) list.textContent = "カテゴリはありません";
+}
+
+function showScope() {
+  $("scope-note").textContent = chosen.size ? "絞り込み: " + [...chosen].join("・") : "";
+}
+
+function showEmpty(status) {
+  const box = el("div", { class: "empty" });
+  if (status && status.files === 0) {
+    box.append(el("p", {}, "まだ文書がありません。"),
+      el("p", { class: "hint" }, status.admin
+        ? "「アップロード」タブからファイルを追加するか、サーバーで shirabe ingest フォルダ を実行してください。"
+        : "管理者に文書の追加を依頼してください。"));
+  } else {
+    box.append(el("p", {}, "社内文書について質問してください。回答には出典が付きます。"));
+    const examples = el("div", { class: "examples" });
+    for (const name of (status ? status.categories : []).slice(0, 4)) {
+      const button = el("button", { type: "button", class: "chip" }, `${name} について質問する`);
+      button.addEventListener("click", () => { $("question").value = `${name}の`; $("question").focus(); updateCounter(); });
+      examples.append(button);
+    }
+    box.append(examples);
+  }
+  $("messages").replaceChildren(box);
+}
+
+// ---------------------------------------------------------------- conversations
+
+function day(iso) {
+  const when = new Date(iso), now = new Date();
+  const days = Math.floor((new Date(now.toDateString()) - new Date(when.toDateString())) / 86400000);
+  if (days === 0) return "今日";
+  if (days === 1) return "昨日";
+  if (days < 7) return "この1週間";
+  return `${when.getFullYear()}年${when.getMonth() + 1}月`;
+}
+
+async function loadConversations() {
+  const box = $("conversations");
+  try {
+    const data = await (await api("/api/conversations")).json();
+    box.replaceChildren();
+    let group = null, list = null;
+    for (const c of data.conversations) {
+      const label = day(c.updated_at);
+      if (label !== group) { group = label; list = el("ul"); box.append(el("h3", {}, label), list); }
+      list.append(conversationItem(c));
+    }
+    if (!data.conversations.length) box.append(el("p", { class: "hint" }, "まだ会話はありません"));
+  } catch (error) {
+    box.replaceChildren(el("p", { class: "hint" }, "履歴を読み込めません: " + japanese(error)));
+  }
+}
+
+function conversationItem(c) {
+  const open = el("button", { type: "button", class: "open", title: c.title || "無題の会話" },
+    c.title || "無題の会話", el("span", { class: "when" }, new Date(c.updated_at).toLocaleString("ja-JP")));
+  open.addEventListener("click", () => { openConversation(c.id); closeMenu(); });
+  const rename = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」の名前を変更` }, "✎");
+  rename.addEventListener("click", () => renameConversation(c));
+  const remove = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」を削除` }, "🗑");
+  remove.addEventListener("click", () => deleteConversation(c));
+  const item = el("li", { class: c.id === current ? "current" : "" }, open, rename, remove);
+  item.dataset.id = c.id;
+  return item;
+}
+
+async function renameConversation(c) {
+  const title = prompt("会話の名前", c.title);
+  if (title === null || !title.trim()) return;
+  try {
+    await api(`/api/conversations/${encodeURIComponent(c.id)}`, { ...json({ title }), method: "PATCH" });
+  } catch (error) { alert(japanese(error)); }
+  loadConversations();
+}
+
+async function deleteConversation(c) {
+  if (!confirm(`「${c.title || "無題の会話"}」を削除しますか？この操作は元に戻せません。`)) return;
+  try {
+    await api(`/api/conversations/${encodeURIComponent(c.id)}`, { method: "DELETE" });
+  } catch (error) { alert(japanese(error)); }
+  if (c.id === current) newChat();
+  loadConversations();
+}
+
+function setCurrent(id) {
+  current = id;
+  history.replaceState(null, "", id ? "#c=" + encodeURIComponent(id) : location.pathname);
+  for (const item of document.querySelectorAll("#conversations li")) {
+    item.classList.toggle("current", item.dataset.id === id);
+  }
+}
+
+async function openConversation(id) {
+  if (streaming) return;
+  try {
+    const data = await (await api(`/api/conversations/${encodeURIComponent(id)}`)).json();
+    setCurrent(data.id);
+    $("messages").replaceChildren();
+    for (const turn of data.history) {
+      addQuestion(turn.question, turn.categories);
+      const node = addAnswer();
+      finish(node, { ...turn, answer: turn.answer, turn: turn.position }, turn.question, turn.categories);
+    }
+    if (!data.history.length) showEmpty(lastStatus);
+  } catch (error) {
+    setCurrent(null);
+    showEmpty(lastStatus);
+    addAnswer().querySelector(".text").textContent = "会話を開けません: " + japanese(error);
+  }
+}
+
+function newChat() {
+  if (streaming) streaming.abort();
+  setCurrent(null);
+  showEmpty(lastStatus);
+  $("question").focus();
+}
+$("new-chat").addEventListener("click", () => { newChat(); closeMenu(); });
+
+// ---------------------------------------------------------------- asking
+
+function addQuestion(text, categories = []) {
+  if ($("messages").querySelector(".empty")) $("messages").replaceChildren();
+  const node = el("div", { class: "msg q" }, text);
+  if (categories.length) node.append(el("span", { class: "scope", title: "この質問の絞り込み" }, categories.join("・")));
+  $("messages").append(node);
+  node.scrollIntoView({ block: "end" });
+  return node;
+}
+
+function addAnswer() {
+  const node = el("div", { class: "msg a" }, el("div", { class: "progress", role: "status" }), el("div", { class: "text" }));
+  $("messages").append(node);
+  node.scrollIntoView({ block: "end" });
+  return node;
+}
+
+function place(citation) {
+  if (citation.label) return citation.label;
+  const parts = [citation.source];
+  if (citation.heading_path.length) parts.push(citation.heading_path.join(" > "));
+  const where = citation.locator || {};
+  if (where.page) parts.push(`p.${where.page}`);
+  if (where.sheet) parts.push(`シート ${where.sheet}`);
+  if (where.row) parts.push(`${where.row} 行`);
+  if (where.slide) parts.push(`スライド ${where.slide}`);
+  return parts.join(" › ");
+}
+
+// The answer as text, its [n] markers as buttons opening source n.
+function renderAnswer(box, text, citations) {
+  box.replaceChildren();
+  const byNumber = new Map(citations.map((c) => [c.number, c]));
+  let last = 0;
+  for (const match of text.matchAll(/\[(\d{1,3})\]/g)) {
+    const citation = byNumber.get(Number(match[1]));
+    if (!citation) continue;
+    box.append(text.slice(last, match.index));
+    const link = el("button", { type: "button", class: "cite", ariaLabel: `出典 ${match[1]}: ${place(citation)}` }, `[${match[1]}]`);
+    link.addEventListener("click", () => openPassage(citation, text));
+    box.append(link);
+    last = match.index + match[0].length;
+  }
+  box.append(text.slice(last));
+}
+
+function finish(node, data, question, categories) {
+  node.querySelector(".progress")?.remove();
+  const text = node.querySelector(".text");
+  const citations = data.citations || [];
+  renderAnswer(text, data.answer, citations);
+  if (data.refused) {
+    node.classList.add("refused");
+    if (categories.length) text.append(`（絞り込み: ${categories.join("・")} の文書のみ）`);
+  }
+  if (data.withheld) node.classList.add("refused");
+  if (data.standalone) node.prepend(el("div", { class: "reason" }, "検索した質問: " + data.standalone));
+  if (data.refused && data.refusal_reason) node.append(el("div", { class: "reason" }, "理由: " + data.refusal_reason));
+  if (citations.length) {
+    const chips = el("div", { class: "chips" });
+    for (const citation of citations) {
+      const chip = el("button", { type: "button", class: "chip" }, `[${citation.number}] ${place(citation)}`);
+      chip.addEventListener("click", () => openPassage(citation, data.answer));
+      chips.append(chip);
+    }
+    node.append(chips);
+  }
+  node.append(actions(node, data, question, categories));
+}
+
+function actions(node, data, question, categories) {
+  const bar = el("div", { class: "actions" });
+  const copy = el("button", { type: "button" }, "コピー");
+  copy.addEventListener("click", async () => {
+    const sources = (data.citations || []).map((c) => `[${c.number}] ${place(c)}`).join("\n");
+    try { await navigator.clipboard.writeText(data.answer + (sources ? "\n\n" + sources : "")); copy.textContent = "コピーしました"; }
+    catch (_) { copy.textContent = "コピーできません"; }
+    setTimeout(() => { copy.textContent = "コピー"; }, 2000);
+  });
+  const again = el("button", { type: "button" }, "再生成");
+  again.addEventListener("click", () => { if (!streaming) ask(question, categories); });
+  bar.append(copy, again);
+  if (data.turn && current) {
+    const up = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立った" }, "👍");
+    const down = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立たなかった" }, "👎");
+    up.addEventListener("click", () => rate(node, data.turn, "up", up, down));
+    down.addEventListener("click", () => rate(node, data.turn, "down", down, up));
+    bar.append(up, down);
+  }
+  return bar;
+}
+
+async function rate(node, position, rating, pressed, other, comment = "") {
+  const conversation = current;
+  try {
+    await api(`/api/conversations/${encodeURIComponent(conversation)}/turns/${position}/feedback`, json({ rating, comment }));
+    pressed.setAttribute("aria-pressed", "true"); other.setAttribute("aria-pressed", "false");
+  } catch (error) { alert(japanese(error)); return; }
+  node.querySelector(".feedback-form")?.remove();
+  node.querySelector(".thanks")?.remove();
+  if (comment) { node.append(el("div", { class: "thanks", role: "status" }, "ご意見ありがとうございました。")); return; }
+  const input = el("input", { type: "text", maxLength: limits.comment_chars, placeholder: rating === "down" ? "どこが違いましたか（任意）" : "コメント（任意）", ariaLabel: "コメント" });
+  const send = el("button", { type: "submit" }, "送る");
+  const form = el("form", { class: "feedback-form" }, input, send);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (input.value.trim()) rate(node, position, rating, pressed, other, input.value.trim());
+    else form.remove();
+  });
+  node.append(form);
+}
+
+function openPassage(citation, answer = "") {
+  $("passage-title").textContent = `出典 [${citation.number}]`;
+  $("passage-where").textContent = place(citation);
+  const body = $("passage-text");
+  body.replaceChildren();
+  // mark the passage's sentences the answer quotes
+  const sentences = citation.text.split(/(?<=[。！？\n])/);
+  const plain = answer.replace(/\[\d+\]/g, "");
+  let marked = null;
+  for (const sentence of sentences) {
+    const core = sentence.trim().replace(/[。！？]$/, "");
+    if (core.length >= 6 && plain.includes(core)) { marked = el("mark", {}, sentence); body.append(marked); }
+    else body.append(sentence);
+  }
+  $("passage").showModal();
+  $("passage-close").focus();
+  marked?.scrollIntoView({ block: "center" });
+}
+
+async function* sse(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n/g, "\n");
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, cut); buffer = buffer.slice(cut + 2);
+      let event = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) event = line.slice(6).trim();
+        else if (line.startsWith("data:")) data += line.slice(5).trim();
+      }
+      if (data) yield { event, data: JSON.parse(data) };
+    }
+  }
+}
+
+function busy(on) {
+  $("ask-button").hidden = on;
+  $("stop-button").hidden = !on;
+  if (on) $("stop-button").focus(); else $("question").focus();
+}
+
+async function ask(question, categories = [...chosen]) {
+  addQuestion(question, categories);
+  const node = addAnswer();
+  const progress = node.querySelector(".progress");
+  const text = node.querySelector(".text");
+  progress.textContent = "文書を検索しています…";
+  node.setAttribute("aria-busy", "true");
+  const controller = new AbortController();
+  streaming = controller;
+  busy(true);
+  try {
+    if (!current) {
+      const made = await (await api("/api/conversations", json({}))).json();
+      setCurrent(made.id);
+    }
+    const response = await api("/api/ask/stream", {
+      ...json({ question, categories, conversation: current }),
+      headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
+      signal: controller.signal,
+    });
+    let written = "";
+    for await (const { event, data } of sse(response)) {
+      if (event === "hits") progress.textContent = "回答を作成しています…";
+      else if (event === "token") { written += data.text; text.textContent = written; }
+      else if (event === "done") finish(node, data, question, categories);
+      else if (event === "error") failed(node, "回答の作成に失敗しました。", question, categories);
+      node.scrollIntoView({ block: "end" });
+    }
+    loadConversations();
+  } catch (error) {
+    if (error.code !== "unauthorized") failed(node, japanese(error), question, categories);
+  } finally {
+    node.removeAttribute("aria-busy");
+    node.querySelector(".progress")?.remove();
+    streaming = null;
+    busy(false);
+  }
+}
+
+function failed(node, message, question, categories) {
+  node.classList.add("error");
+  node.querySelector(".text").textContent = message;
+  const retry = el("button", { type: "button" }, "再試行");
+  retry.addEventListener("click", () => { if (!streaming) { node.remove(); ask(question, categories); } });
+  node.append(el("div", { class: "actions" }, retry));
+}
+
+$("stop-button").addEventListener("click", () => streaming?.abort());
+
+function updateCounter() {
+  const length = $("question").value.length;
+  const max = limits.question_chars;
+  $("counter").textContent = `${length} / ${max}`;
+  $("counter").classList.toggle("over", length > max);
+  $("limit-note").textContent = length > max ? `質問は ${max} 文字までです（${length - max} 文字多い）` : "";
+}
+$("question").addEventListener("input", updateCounter);
+
+$("ask-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const question = $("question").value.trim();
+  if (!question || streaming) return;
+  if (question.length > limits.question_chars) { updateCounter(); return; }  // the text stays
+  $("question").value = "";
+  updateCounter();
+  ask(question);
+});
+$("question").addEventListener("keydown", (event) => {
+  // Enter sends; never while a Japanese IME is composing (isComposing, keyCode 229)
+  if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) return;
+  event.preventDefault();
+  if (!streaming) $("ask-form").requestSubmit();
+});
+document.addEventListener("keydown", (event) => {
+  const mod = event.ctrlKey || event.metaKey;
+  if (mod && event.shiftKey && event.key.toLowerCase() === "o") { event.preventDefault(); newChat(); }
+  else if (event.key === "/" && !/^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName)) {
+    event.preventDefault(); select("chat"); $("question").focus();
+  } else if (event.key === "Escape" && streaming) streaming.abort();
+});
+
+// ---------------------------------------------------------------- sign-in, menu, tabs
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  token = $("token").value.trim();
+  localStorage.setItem("shirabe-token", token);
+  $("token").value = "";
+  await start();
+  if (!$("signin").hidden) showSignin("トークンが正しくありません");
+});
+$("signout").addEventListener("click", () => {
+  token = ""; localStorage.removeItem("shirabe-token"); location.hash = ""; location.reload();
+});
+$("passage-close").addEventListener("click", () => $("passage").close());
+
+function closeMenu() { $("sidebar").classList.remove("open"); $("menu-toggle").setAttribute("aria-expanded", "false"); }
+$("menu-toggle").addEventListener("click", () => {
+  const open = $("sidebar").classList.toggle("open");
+  $("menu-toggle").setAttribute("aria-expanded", String(open));
+});
+
+const tabs = ["chat", "upload", "docs"];
+function select(name) {
+  for (const tab of tabs) {
+    const on = tab === name;
+    $("tab-" + tab).setAttribute("aria-selected", String(on));
+    $("tab-" + tab).tabIndex = on ? 0 : -1;
+    $("view-" + tab).classList.toggle("active", on);
+  }
+  if (name === "docs") loadDocuments();
+}
+tabs.forEach((tab, i) => {
+  const button = $("tab-" + tab);
+  button.addEventListener("click", () => select(tab));
+  button.addEventListener("keydown", (event) => {
+    const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
+    if (!step) return;
+    const next = tabs[(i + step + tabs.length) % tabs.length];
+    select(next); $("tab-" + next).focus();
+  });
+});
+
+// ---------------------------------------------------------------- uploads and documents
+
+const OUTCOMES = { added: "追加", updated: "更新", unchanged: "変更なし", failed: "失敗", removed: "削除" };
+
+function resultRow(file) {
+  const outcome = el("td", {}, (OUTCOMES[file.outcome] || file.outcome) + (file.reason ? `: ${file.reason}` : ""));
+  if (file.outcome === "failed") outcome.className = "failed";
+  return el("tr", {}, el("td", {}, file.path), outcome);
+}
+
+async function upload(files) {
+  if (!files.length) return;
+  const form = new FormData();
+  for (const file of files) form.append("files", file);
+  form.append("category", $("upload-category").value || "アップロード");
+  const results = $("upload-results");
+  results.replaceChildren();
+  const bar = $("upload-progress");
+  bar.hidden = false; bar.value = 0; bar.max = files.length;
+  $("upload-button").disabled = true;
+  try {
+    const response = await api("/api/documents", { method: "POST", body: form, headers: { Accept: "text/event-stream" } });
+    for await (const { event, data } of sse(response)) {
+      if (event === "progress") { bar.max = data.total; bar.value = data.done; }
+      if (event === "done") {
+        results.replaceChildren(...data.files.map(resultRow));
+        start();
+      }
+    }
+  } catch (error) {
+    results.append(el("tr", {}, el("td", { colSpan: 2, className: "failed" }, "アップロードできませんでした: " + japanese(error) + (error.message && error.code !== "error" ? `（${error.message}）` : ""))));
+  } finally {
+    $("upload-button").disabled = false;
+  }
+}
+$("upload-button").addEventListener("click", () => upload([...$("files").files]));
+const drop = $("drop");
+drop.addEventListener("dragover", (event) => { event.preventDefault(); drop.classList.add("over"); });
+drop.addEventListener("dragleave", () => drop.classList.remove("over"));
+drop.addEventListener("drop", (event) => {
+  event.preventDefault(); drop.classList.remove("over"); upload([...event.dataTransfer.files]);
+});
+
+let documentsRequest = 0;
+async function loadDocuments() {
+  const status = $("doc-filter").value;
+  const body = $("docs");
+  const request = ++documentsRequest;
+  try {
+    const query = new URLSearchParams({ limit: "500" });
+    if (status) query.set("status", status);
+    const data = await (await api("/api/documents?" + query)).json();
+    if (request !== documentsRequest) return;  // a later request (another filter) answers instead
+    body.replaceChildren(...data.items.map((doc) => {
+      const state = el("td", {}, doc.status === "ok" ? "取り込み済み" : "失敗: " + (doc.error || ""));
+      if (doc.status !== "ok") state.className = "failed";
+      return el("tr", {}, el("td", {}, doc.path), el("td", {}, doc.category || ""), state, el("td", {}, String(doc.chunks)));
+    }));
+    if (!data.items.length) body.textContent = "文書はありません";
+  } catch (error) {
+    if (request === documentsRequest) body.textContent = "一覧を読み込めません: " + japanese(error);
+  }
+}
+$("doc-filter").addEventListener("change", loadDocuments);
+$("docs-reload").addEventListener("click", loadDocuments);
+
+start();

@@ -1,0 +1,71 @@
+"""The page in a real headless browser (Debian's chromium driven by Playwright) against a
+real server process started once for every browser test."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from shirabe.server.process import free_port, running
+
+from tests.support import ROOT
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def cli(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    base = tmp_path_factory.mktemp("browser")
+    docs = base / "docs"
+    shutil.copytree(ROOT / "sample_docs" / "人事", docs / "人事")
+    shutil.copytree(ROOT / "sample_docs" / "製品", docs / "製品")
+    (docs / "総務").mkdir()
+    (docs / "総務" / "壊れた議事録.docx").write_bytes(b"PK\x03\x04 not really a document")
+    index = str(base / "index")
+    cli("users", "add", "admin", "--admin", "--index", index)
+    token = cli("tokens", "create", "admin", "--index", index)
+    port = free_port()
+    command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--index", index,
+               "--port", str(port)]  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    with running(command, f"{url}/healthz", log=base / "server.log", cwd=ROOT):
+        yield {"url": url, "token": token, "base": str(base)}
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.fail("chromium is not installed (apt install chromium); .ci/run installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox"]
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: Any, server: dict[str, str]) -> Iterator[Any]:
+    context = browser.new_context(locale="ja-JP")
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(server["url"])
+    page.fill("#token", server["token"])
+    page.press("#token", "Enter")
+    page.wait_for_selector("#app:not([hidden])")
+    yield page
+    context.close()

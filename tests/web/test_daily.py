@@ -1,0 +1,176 @@
+"""The page as a daily tool, in a real browser against a real server: the question box stays
+in view, Enter and the IME never send twice or too early, a long question keeps its text,
+answers stop on request, conversations survive a reload and can be renamed and deleted,
+feedback is stored, and the page's own files load (no 404 favicon)."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from typing import Any
+
+import pytest
+
+from tests.web.helpers import ask
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+def api(server: dict[str, str], path: str) -> Any:
+    request = urllib.request.Request(
+        server["url"] + path, headers={"Authorization": f"Bearer {server['token']}"}
+    )
+    with urllib.request.urlopen(request) as response:
+        return json.load(response)
+
+
+def in_view(page: Any, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] + box["width"] <= size["width"]
+    )
+
+
+@pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
+def test_the_question_box_stays_at_the_bottom(page: Any, viewport: tuple[int, int]) -> None:
+    page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
+    questions = [
+        "有給休暇の申請方法は？",
+        "AQ-300の重さは何kgですか？",
+        "ERR-105が出たら？",
+        "AQ-300のフィルターの交換時期は？",
+        "育児休業は何回に分けて取れますか？",
+        "AQ-300の保証期間は？",
+        "慶弔休暇は何日ですか？",
+    ]
+    overflowing = "() => { const m = document.querySelector('#messages');" + (
+        " return m.scrollHeight > m.clientHeight; }"
+    )
+    for question in questions:
+        ask(page, question)
+        if page.evaluate(overflowing):
+            break
+    assert page.evaluate(overflowing), "the conversation should be longer than its box"
+    assert in_view(page, "#question") and in_view(page, "#ask-button")
+    assert page.evaluate("() => document.scrollingElement.scrollTop") == 0  # only the log scrolls
+
+
+def test_enter_never_sends_twice_nor_during_ime_composition(page: Any) -> None:
+    page.fill("#question", "ゆうきゅう")
+    # the IME confirms its conversion with Enter: keyCode 229 / isComposing must not send
+    page.dispatch_event("#question", "compositionstart")
+    page.evaluate(
+        "() => document.querySelector('#question').dispatchEvent(new KeyboardEvent('keydown',"
+        " {key: 'Enter', keyCode: 229, isComposing: true, bubbles: true}))"
+    )
+    page.dispatch_event("#question", "compositionend")
+    assert page.locator(".msg.q").count() == 0
+    assert page.input_value("#question") == "ゆうきゅう"
+    page.fill("#question", "有給休暇は何日もらえますか？")
+    page.press("#question", "Enter")
+    page.fill("#question", "二度目")  # typed while the first answer is being written
+    page.press("#question", "Enter")
+    page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
+    assert page.locator(".msg.q").count() == 1
+    assert page.input_value("#question") == "二度目"  # kept, not sent
+
+
+def test_a_long_question_keeps_its_text_and_says_the_limit(page: Any) -> None:
+    text = "有給休暇" * 501  # 2,004 characters
+    page.fill("#question", text)
+    assert page.inner_text("#counter") == "2004 / 2000"
+    assert "2000 文字まで" in page.inner_text("#limit-note")
+    page.press("#question", "Enter")
+    assert page.locator(".msg.q").count() == 0
+    assert page.input_value("#question") == text
+
+
+def test_stop_ends_the_answer(page: Any) -> None:
+    page.fill("#question", "出張旅費の精算方法を教えてください")
+    page.press("#question", "Enter")
+    page.wait_for_selector("#stop-button:not([hidden])")
+    page.click("#stop-button")
+    page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
+    assert page.is_visible("#ask-button") and not page.is_visible("#stop-button")
+    answer = page.locator(".msg.a").last
+    assert "停止しました" in answer.inner_text() or answer.locator(".actions").count() == 1
+
+
+def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
+    page: Any, server: dict[str, str]
+) -> None:
+    page.click("#new-chat")
+    ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
+    ask(page, "では、AQ-250は？")
+    ident = page.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('c')")
+    assert ident
+    page.reload()
+    page.wait_for_function("() => document.querySelectorAll('.msg.a').length === 2")
+    assert "43,780円" in page.locator(".msg.a").nth(1).inner_text()
+    item = page.locator(f"#conversations li[data-id='{ident}']")
+    assert "AQ-300のメーカー希望小売価格" in item.inner_text()
+    assert "current" in (item.get_attribute("class") or "")
+    page.once("dialog", lambda dialog: dialog.accept("価格の比較"))
+    item.locator("button.tool").first.click()
+    page.wait_for_function(
+        "id => (document.querySelector(`#conversations li[data-id='${id}']`) || {}).textContent"
+        "?.includes('価格の比較')",
+        arg=ident,
+    )
+    titles = [c["title"] for c in api(server, "/api/conversations")["conversations"]]
+    assert "価格の比較" in titles
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator(f"#conversations li[data-id='{ident}'] button.tool").nth(1).click()
+    page.wait_for_function(
+        "id => !document.querySelector(`#conversations li[data-id='${id}']`)", arg=ident
+    )
+    assert ident not in {c["id"] for c in api(server, "/api/conversations")["conversations"]}
+    assert page.locator(".msg").count() == 0
+
+
+def test_feedback_is_stored_with_the_answer(page: Any, server: dict[str, str]) -> None:
+    page.click("#new-chat")
+    answer = ask(page, "AQ-300の重さは何kgですか？")
+    answer.get_by_role("button", name="役に立たなかった").click()
+    answer.locator(".feedback-form input").fill("単位をkgで")
+    answer.locator(".feedback-form button").click()
+    answer.locator(".thanks").wait_for()
+    assert answer.get_by_role("button", name="役に立たなかった").get_attribute("aria-pressed") == (
+        "true"
+    )
+    ident = page.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('c')")
+    kept = api(server, f"/api/conversations/{ident}")
+    assert kept["history"][0]["question"] == "AQ-300の重さは何kgですか？"
+
+
+def test_a_refusal_under_a_filter_names_it_and_markers_open_sources(page: Any) -> None:
+    page.click("#new-chat")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.check("#categories input[value='製品']")
+    refused = ask(page, "有給休暇の申請方法は？")
+    text = refused.inner_text()
+    if "ドキュメントに記載がありません" in text:
+        assert "絞り込み: 製品" in text
+    page.uncheck("#categories input[value='製品']")
+    answer = ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
+    assert answer.locator("button.cite").count() >= 1, answer.inner_html()
+    answer.locator("button.cite").first.click()
+    page.locator("#passage").wait_for(state="visible")
+    assert "AQ-300" in page.inner_text("#passage-where")
+    page.keyboard.press("Escape")
+
+
+def test_the_pages_own_files_load(page: Any, server: dict[str, str]) -> None:
+    failures: list[str] = []
+    page.on("response", lambda r: failures.append(r.url) if r.status >= 400 else None)
+    page.reload()
+    page.wait_for_selector("#app:not([hidden])")
+    assert failures == []
+    with urllib.request.urlopen(server["url"] + "/favicon.ico") as response:
+        assert response.headers["content-type"] == "image/svg+xml"
+    policy = urllib.request.urlopen(server["url"] + "/").headers["content-security-policy"]
+    assert "script-src 'self';" in policy and "unsafe-inline" not in policy
