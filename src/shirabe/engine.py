@@ -16,6 +16,7 @@ from pathlib import Path
 from shirabe.access.accounts import Accounts
 from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
+from shirabe.answering import fit
 from shirabe.answering.followup import Turn, carried, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
@@ -481,14 +482,21 @@ class Shirabe:
 
     def _generate(self, query: Query, hits: list[Hit]) -> Answer:
         """The generator's answer; when no passage held the kind of fact asked (a weight for
-        何kg), it is looked for once more in twice as many passages of the same documents
-        (the spec table's row may rank just below the first ``k``)."""
+        何kg), it is looked for once more in twice as many passages of the same documents,
+        searched with the words documents use for what is asked (重さ is written 質量; the
+        spec table's row may rank just below the first ``k``)."""
         answer = self.generator.generate(query, hits)
         if answer.refused and answer.refusal_code == "kind" and hits:
             sources = {h.chunk.source for h in hits}
+            spelled = fit.spellings(query.text)
+            wider = (
+                self.query(query.text, query.filters, [*query.expansion, *spelled])
+                if spelled
+                else query
+            )
             deeper = [
                 h
-                for h in self.retriever.retrieve(query, 2 * len(hits))
+                for h in self.retriever.retrieve(wider, 2 * len(hits))
                 if h.chunk.source in sources
             ]
             if len(deeper) > len(hits):

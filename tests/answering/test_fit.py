@@ -11,6 +11,7 @@ from shirabe.answering.fit import (
     has_kind,
     is_instruction,
     missing_terms,
+    spellings,
     without_instructions,
 )
 from shirabe.tokenizers.sudachi import SudachiTokenizer
@@ -167,3 +168,16 @@ def test_a_chat_model_never_reads_the_sentences_that_give_orders() -> None:
     assert without_instructions(text) == (
         "次回は2025年10月7日（火）15:00から開催する。\n| 在宅勤務手当 | 月額4,000円 |\n\n"
     )  # the line breaks after a dropped sentence stay
+
+
+@pytest.mark.parametrize(
+    ("question", "words"),
+    [
+        ("AQ-300の重さは何kgですか？", ["質量", "重量"]),
+        ("本体の大きさは？", ["寸法", "外形寸法", "サイズ"]),
+        ("質量と重さは？", ["重量"]),  # words the question already has are not added
+        ("有給休暇の申請方法は？", []),
+    ],
+)
+def test_the_words_documents_use_for_what_is_asked(question: str, words: list[str]) -> None:
+    assert spellings(question) == words

@@ -135,6 +135,7 @@ def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
 def test_feedback_is_stored_with_the_answer(page: Any, server: dict[str, str]) -> None:
     page.click("#new-chat")
     answer = ask(page, "AQ-300の重さは何kgですか？")
+    assert "9.2kg" in answer.inner_text()  # 質量 in the spec table, on a corpus of two folders
     answer.get_by_role("button", name="役に立たなかった").click()
     answer.locator(".feedback-form input").fill("単位をkgで")
     answer.locator(".feedback-form button").click()

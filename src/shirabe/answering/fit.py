@@ -422,6 +422,34 @@ def is_instruction(sentence: str) -> bool:
     return _INSTRUCTION.search(_plain(sentence)) is not None
 
 
+_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
+    "重さ": ("質量", "重量"),
+    "重量": ("質量",),
+    "大きさ": ("寸法", "外形寸法", "サイズ"),
+    "サイズ": ("寸法", "外形寸法"),
+    "高さ": ("寸法", "外形寸法"),
+    "幅": ("寸法", "外形寸法"),
+    "奥行き": ("寸法", "外形寸法"),
+    "値段": ("価格", "希望小売価格"),
+    "価格": ("希望小売価格", "税込"),
+    "料金": ("料金", "費用", "金額"),
+    "費用": ("費用", "料金", "金額"),
+    "容量": ("容量", "容積"),
+    "広さ": ("面積", "適用床面積"),
+}
+"""Words documents write for what a question names (a spec table says 質量, not 重さ)."""
+
+
+def spellings(question: str) -> list[str]:
+    """The words documents use for the attributes a question names (重さ → 質量, 重量)."""
+    text = _plain(question)
+    found: list[str] = []
+    for word, written in _SPELLINGS.items():
+        if word in text:
+            found += [w for w in written if w not in found and w not in text]
+    return found
+
+
 _PASSAGE_SENTENCE = re.compile(r"(?<=[。！？!?\n])")
 
 
