@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +176,37 @@ def test_the_pages_own_files_load(page: Any, server: dict[str, str]) -> None:
         assert response.headers["content-type"] == "image/svg+xml"
     policy = urllib.request.urlopen(server["url"] + "/").headers["content-security-policy"]
     assert "script-src 'self';" in policy and "unsafe-inline" not in policy
+
+
+def test_sources_show_tables_and_the_quoted_row(page: Any) -> None:
+    page.click("#new-chat")
+    answer = ask(page, "AQ-300の重さは何kgですか？")
+    answer.locator(".chip").first.click()
+    page.locator("#passage").wait_for(state="visible")
+    assert page.locator("#passage-text table").count() >= 1  # a table, not raw pipes
+    assert "| ---" not in page.inner_text("#passage-text")
+    quoted = page.locator("#passage-text .quoted")
+    assert any("9.2kg" in quoted.nth(i).inner_text() for i in range(quoted.count()))
+    page.keyboard.press("Escape")
+
+
+def test_document_text_is_never_run_as_html(page: Any, server: dict[str, str]) -> None:
+    note = Path(server["base"]) / "お知らせ_掲示板.md"
+    note.write_text(
+        "# 掲示板\n\n## 注意\n\n掲示板の投稿締切は毎週金曜日です。"
+        '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\n',
+        encoding="utf-8",
+    )
+    page.click("#tab-upload")
+    page.fill("#upload-category", "総務")
+    page.set_input_files("#files", str(note))
+    page.click("#upload-button")
+    page.wait_for_selector("#upload-results tr")
+    page.click("#tab-chat")
+    answer = ask(page, "掲示板の投稿締切はいつですか？")
+    answer.locator(".chip").first.click()
+    page.locator("#passage").wait_for(state="visible")
+    assert page.evaluate("() => window.pwned") is None
+    assert page.locator("#messages img, #passage img, #messages script").count() == 0
+    assert "onerror" in page.inner_text("#passage-text")  # shown as the text it is
+    page.keyboard.press("Escape")

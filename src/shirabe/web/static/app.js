@@ -263,21 +263,78 @@ function place(citation) {
   return parts.join(" › ");
 }
 
-// The answer as text, its [n] markers as buttons opening source n.
-function renderAnswer(box, text, citations) {
-  box.replaceChildren();
-  const byNumber = new Map(citations.map((c) => [c.number, c]));
+// Markdown as DOM nodes, never as HTML: paragraphs, lists, tables, code blocks, **bold**
+// and `code`; [n] markers become buttons opening source n (when ``cite`` knows n).
+function inline(parent, text, cite) {
+  const pattern = /\*\*([^*]+)\*\*|`([^`]+)`|\[(\d{1,3})\]/g;
   let last = 0;
-  for (const match of text.matchAll(/\[(\d{1,3})\]/g)) {
-    const citation = byNumber.get(Number(match[1]));
-    if (!citation) continue;
-    box.append(text.slice(last, match.index));
-    const link = el("button", { type: "button", class: "cite", ariaLabel: `出典 ${match[1]}: ${place(citation)}` }, `[${match[1]}]`);
-    link.addEventListener("click", () => openPassage(citation, text));
-    box.append(link);
+  for (const match of text.matchAll(pattern)) {
+    parent.append(text.slice(last, match.index));
+    if (match[1] !== undefined) parent.append(el("strong", {}, match[1]));
+    else if (match[2] !== undefined) parent.append(el("code", {}, match[2]));
+    else {
+      const link = cite ? cite(Number(match[3])) : null;
+      parent.append(link || match[0]);
+    }
     last = match.index + match[0].length;
   }
-  box.append(text.slice(last));
+  parent.append(text.slice(last));
+  return parent;
+}
+
+const CELLS = (line) => line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+
+function markdown(text, cite = null) {
+  const out = document.createDocumentFragment();
+  const lines = text.replace(/\r\n/g, "\n").split("\n");
+  for (let i = 0; i < lines.length;) {
+    const line = lines[i];
+    if (/^```/.test(line)) {
+      const code = [];
+      for (i++; i < lines.length && !/^```/.test(lines[i]); i++) code.push(lines[i]);
+      i++;
+      out.append(el("pre", {}, el("code", {}, code.join("\n"))));
+    } else if (/^\s*\|.*\|\s*$/.test(line)) {
+      const rows = [];
+      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]); i++) rows.push(lines[i]);
+      const table = el("table", { class: "md" });
+      const rule = rows.length > 1 && /^[\s|:-]+$/.test(rows[1]);
+      if (rule) table.append(el("thead", {}, el("tr", {}, ...CELLS(rows[0]).map((c) => inline(el("th"), c, cite)))));
+      const body = el("tbody");
+      for (const row of rows.slice(rule ? 2 : 0)) body.append(el("tr", {}, ...CELLS(row).map((c) => inline(el("td"), c, cite))));
+      table.append(body);
+      out.append(el("div", { class: "table-wrap" }, table));
+    } else if (/^\s*(?:[-*・]|\d{1,2}[.)．])\s+/.test(line)) {
+      const ordered = /^\s*\d/.test(line);
+      const list = el(ordered ? "ol" : "ul");
+      for (; i < lines.length && /^\s*(?:[-*・]|\d{1,2}[.)．])\s+/.test(lines[i]); i++) {
+        list.append(inline(el("li"), lines[i].replace(/^\s*(?:[-*・]|\d{1,2}[.)．])\s+/, ""), cite));
+      }
+      out.append(list);
+    } else if (/^#{1,6}\s/.test(line)) {
+      out.append(inline(el("p", { class: "md-heading" }), line.replace(/^#{1,6}\s+/, ""), cite));
+      i++;
+    } else if (!line.trim()) {
+      i++;
+    } else {
+      out.append(inline(el("p"), line, cite));
+      i++;
+    }
+  }
+  return out;
+}
+
+// The answer rendered, its [n] markers as buttons opening source n.
+function renderAnswer(box, text, citations) {
+  const byNumber = new Map(citations.map((c) => [c.number, c]));
+  const cite = (n) => {
+    const citation = byNumber.get(n);
+    if (!citation) return null;
+    const link = el("button", { type: "button", class: "cite", ariaLabel: `出典 ${n}: ${place(citation)}` }, `[${n}]`);
+    link.addEventListener("click", () => openPassage(citation, text));
+    return link;
+  };
+  box.replaceChildren(markdown(text, cite));
 }
 
 function finish(node, data, question, categories) {
@@ -350,19 +407,19 @@ function openPassage(citation, answer = "") {
   $("passage-title").textContent = `出典 [${citation.number}]`;
   $("passage-where").textContent = place(citation);
   const body = $("passage-text");
-  body.replaceChildren();
-  // mark the passage's sentences the answer quotes
-  const sentences = citation.text.split(/(?<=[。！？\n])/);
-  const plain = answer.replace(/\[\d+\]/g, "");
-  let marked = null;
-  for (const sentence of sentences) {
-    const core = sentence.trim().replace(/[。！？]$/, "");
-    if (core.length >= 6 && plain.includes(core)) { marked = el("mark", {}, sentence); body.append(marked); }
-    else body.append(sentence);
+  body.replaceChildren(markdown(citation.text));
+  // mark the passage's sentences and table rows the answer quotes
+  const plain = answer.replace(/\[\d+\]/g, "").replace(/\s+/g, "");
+  let first = null;
+  for (const node of body.querySelectorAll("p, li, tr")) {
+    const sentences = node.textContent.split(/(?<=[。！？])/);
+    const quoted = sentences.some((s) => { const core = s.replace(/\s+/g, "").replace(/[。！？]$/, ""); return core.length >= 6 && plain.includes(core); });
+    const cells = node.tagName === "TR" && [...node.children].slice(1).some((c) => c.textContent.trim().length >= 3 && plain.includes(c.textContent.replace(/\s+/g, "")));
+    if (quoted || cells) { node.classList.add("quoted"); first = first || node; }
   }
   $("passage").showModal();
   $("passage-close").focus();
-  marked?.scrollIntoView({ block: "center" });
+  first?.scrollIntoView({ block: "center" });
 }
 
 async function* sse(response) {
@@ -415,7 +472,7 @@ async function ask(question, categories = [...chosen]) {
     let written = "";
     for await (const { event, data } of sse(response)) {
       if (event === "hits") progress.textContent = "回答を作成しています…";
-      else if (event === "token") { written += data.text; text.textContent = written; }
+      else if (event === "token") { written += data.text; text.replaceChildren(markdown(written)); }
       else if (event === "done") finish(node, data, question, categories);
       else if (event === "error") failed(node, "回答の作成に失敗しました。", question, categories);
       node.scrollIntoView({ block: "end" });
