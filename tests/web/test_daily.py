@@ -210,3 +210,19 @@ def test_document_text_is_never_run_as_html(page: Any, server: dict[str, str]) -
     assert page.locator("#messages img, #passage img, #messages script").count() == 0
     assert "onerror" in page.inner_text("#passage-text")  # shown as the text it is
     page.keyboard.press("Escape")
+
+
+def test_a_cited_pdf_page_is_shown_with_the_passage_marked(page: Any) -> None:
+    page.click("#new-chat")
+    answer = ask(page, "保証書は再発行できますか？")
+    chip = answer.locator(".chip", has_text=".pdf").first
+    chip.click()
+    page.locator("#passage").wait_for(state="visible")
+    image = page.locator("#passage figure.page img")
+    image.wait_for()
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#passage figure.page img');"
+        " return i && i.complete && i.naturalWidth > 0; }"
+    )
+    assert "ページ" in (image.get_attribute("alt") or "")
+    page.keyboard.press("Escape")

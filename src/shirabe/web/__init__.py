@@ -8,7 +8,7 @@ from pathlib import Path
 
 PAGE_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "img-src 'self' data: blob:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
 """The Content-Security-Policy the page is served with: nothing but its own files and the
 API (no inline script or style)."""

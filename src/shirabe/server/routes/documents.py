@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import re
 import unicodedata
@@ -11,7 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -19,6 +20,8 @@ from shirabe.access.map import PUBLIC
 from shirabe.indexing.ingest import IngestEvent
 from shirabe.indexing.places import place_of
 from shirabe.indexing.tags import CATEGORY, UPLOADED_BY, groups_of
+from shirabe.loaders.pdfpage import PageImageError, probes, render_page
+from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.records import IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
@@ -216,6 +219,45 @@ def document(who: Who, server: ServerDep, document_id: int) -> dict[str, Any]:
         for c in server.shirabe.store.source_chunks(source.path)
     ]
     return _document(source, server, who) | {"passages": passages}
+
+
+@router.get(
+    "/api/passages/{chunk_id}/page.png",
+    response_class=Response,
+    responses={200: {"content": {"image/png": {}}}},
+)
+def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
+    """The PDF page a passage comes from, as an image with the passage marked. A passage of a
+    document the caller may not read is reported as missing, like one that does not exist; a
+    file changed since it was indexed is a 409 (the page may no longer show the passage)."""
+    store = server.shirabe.store
+    chunk = store.get_chunks([chunk_id]).get(chunk_id)
+    source = store.get_source(chunk.source) if chunk is not None else None
+    if chunk is None or source is None or not who.reader.may_read(groups_of(source)):
+        raise ApiError(404, "not_found", f"no passage {chunk_id}")
+    page = chunk.locator.get("page")
+    if not source.path.lower().endswith(".pdf") or not isinstance(page, int):
+        raise ApiError(404, "no_page", f"passage {chunk_id} is not on a PDF page")
+    path = Path(source.path)
+    if not path.is_file() or _sha256(path) != source.sha256:
+        raise ApiError(409, "changed", f"{server.show(source.path)} changed since it was indexed")
+    options = LoadOptions(passwords=server.shirabe.settings.passwords)
+    try:
+        image = render_page(
+            source.path, page, probes(chunk.text), password=options.password_for(path)
+        )
+    except PageImageError as exc:
+        shown = str(exc).replace(source.path, server.show(source.path))
+        raise ApiError(422, "no_image", shown) from None
+    return Response(image, media_type="image/png", headers={"Cache-Control": "private, no-store"})
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @router.delete("/api/documents/{document_id}")

@@ -434,9 +434,27 @@ function openPassage(citation, answer = "") {
     const cells = node.tagName === "TR" && [...node.children].slice(1).some((c) => c.textContent.trim().length >= 3 && plain.includes(c.textContent.replace(/\s+/g, "")));
     if (quoted || cells) { node.classList.add("quoted"); first = first || node; }
   }
+  const page = (citation.locator || {}).page;
+  if (page && /\.pdf$/i.test(citation.source)) showPage(body, citation, page);
   $("passage").showModal();
   $("passage-close").focus();
   first?.scrollIntoView({ block: "center" });
+}
+
+// The PDF page itself, with the passage marked, under the passage's text.
+async function showPage(body, citation, page) {
+  const figure = el("figure", { class: "page" }, el("figcaption", { class: "hint" }, `${page} ページ（該当箇所に色付け）`));
+  body.append(figure);
+  try {
+    const response = await api(`/api/passages/${citation.chunk_id}/page.png`);
+    const url = URL.createObjectURL(await response.blob());
+    const image = el("img", { src: url, alt: `${citation.source} の ${page} ページ` });
+    image.addEventListener("load", () => URL.revokeObjectURL(url));
+    figure.append(image);
+  } catch (error) {
+    figure.append(el("p", { class: "hint" }, error.code === "changed"
+      ? "文書が索引の後に変更されたため、ページを表示できません。" : "ページを表示できません: " + japanese(error)));
+  }
 }
 
 async function* sse(response) {
