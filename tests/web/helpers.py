@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -14,3 +15,13 @@ def ask(page: Any, question: str) -> Any:
         "n => !document.querySelectorAll('.msg.a')[n].hasAttribute('aria-busy')", arg=before
     )
     return answer
+
+
+def upload(page: Any, path: Path, category: str) -> str:
+    """Upload one file from the upload tab; the results table's text."""
+    page.click("#tab-upload")
+    page.fill("#upload-category", category)
+    page.set_input_files("#files", str(path))
+    page.click("#upload-button")
+    page.wait_for_selector("#upload-results tr")
+    return str(page.inner_text("#upload-results"))

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask
+from tests.web.helpers import ask, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -95,12 +95,7 @@ def test_upload_then_the_file_is_answerable(page: Any, server: dict[str, str]) -
         "予約は総務部の内線2207で受け付けます。\n",
         encoding="utf-8",
     )
-    page.click("#tab-upload")
-    page.fill("#upload-category", "総務")
-    page.set_input_files("#files", str(note))
-    page.click("#upload-button")
-    page.wait_for_selector("#upload-results tr")
-    assert "追加" in page.inner_text("#upload-results")
+    assert "追加" in upload(page, note, "総務")
     page.click("#tab-chat")
     answer = ask(page, "新しい保養所の予約は何番で受け付けていますか？")
     assert "2207" in answer.inner_text()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask
+from tests.web.helpers import ask, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -197,11 +197,7 @@ def test_document_text_is_never_run_as_html(page: Any, server: dict[str, str]) -
         '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>\n',
         encoding="utf-8",
     )
-    page.click("#tab-upload")
-    page.fill("#upload-category", "総務")
-    page.set_input_files("#files", str(note))
-    page.click("#upload-button")
-    page.wait_for_selector("#upload-results tr")
+    upload(page, note, "総務")
     page.click("#tab-chat")
     answer = ask(page, "掲示板の投稿締切はいつですか？")
     answer.locator(".chip").first.click()
