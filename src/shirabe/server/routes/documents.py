@@ -26,6 +26,7 @@ from shirabe.loaders.registry import loader_for
 from shirabe.records import IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
+from shirabe.stores.protocol import MAX_ID
 
 router = APIRouter(tags=["documents"])
 
@@ -231,7 +232,7 @@ def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
     document the caller may not read is reported as missing, like one that does not exist; a
     file changed since it was indexed is a 409 (the page may no longer show the passage)."""
     store = server.shirabe.store
-    chunk = store.get_chunks([chunk_id]).get(chunk_id)
+    chunk = store.get_chunks([chunk_id]).get(chunk_id) if 0 < chunk_id <= MAX_ID else None
     source = store.get_source(chunk.source) if chunk is not None else None
     if chunk is None or source is None or not who.reader.may_read(groups_of(source)):
         raise ApiError(404, "not_found", f"no passage {chunk_id}")
