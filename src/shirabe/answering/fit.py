@@ -408,6 +408,8 @@ _INSTRUCTION = re.compile(
     r"システムプロンプト|system\s*(?:prompt|override|message)|\[\s*system|^\W*system\s*[:：]|"
     r"(?:ai|ＡＩ)\s*アシスタント|アシスタントへ|assistantへ|(?:ai|llm)への(?:指示|命令|お願い)|"
     r"言語モデル|チャットボット|ignore\s+(?:all\s+|the\s+|any\s+)?(?:previous|above|prior|earlier)|"
+    r"instructions?\s+(?:for|to)\s+(?:the\s+|an\s+)?(?:assistant|ai|model|llm)|"
+    r"\b(?:assistant|ai|llm)\s+instructions?\b|"
     r"(?:聞かれ|尋ねられ|質問され|問われ)たら|"
     r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい)|"
     r"(?:内容|文書|プロンプト|パスワード)を(?:すべて|全て)?(?:出力|表示|開示)(?:せよ|しなさい|してください|すること)",
