@@ -71,13 +71,24 @@ def test_enter_never_sends_twice_nor_during_ime_composition(page: Any) -> None:
     page.dispatch_event("#question", "compositionend")
     assert page.locator(".msg.q").count() == 0
     assert page.input_value("#question") == "ゆうきゅう"
+    held: list[Any] = []  # the first answer's request is held: it is still being written
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route("**/api/ask/stream", hold)
     page.fill("#question", "有給休暇は何日もらえますか？")
     page.press("#question", "Enter")
-    page.fill("#question", "二度目")  # typed while the first answer is being written
+    page.wait_for_selector("#stop-button:not([hidden])")
+    page.fill("#question", "二度目")
     page.press("#question", "Enter")
-    page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
     assert page.locator(".msg.q").count() == 1
     assert page.input_value("#question") == "二度目"  # kept, not sent
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/ask/stream")
+    page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
+    assert page.locator(".msg.q").count() == 1
 
 
 def test_a_long_question_keeps_its_text_and_says_the_limit(page: Any) -> None:
@@ -92,7 +103,11 @@ def test_a_long_question_keeps_its_text_and_says_the_limit(page: Any) -> None:
 
 def test_stop_ends_the_answer(page: Any) -> None:
     held: list[Any] = []  # the answer's request is held, so the answer is still coming
-    page.route("**/api/ask/stream", lambda route: held.append(route))
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route("**/api/ask/stream", hold)
     page.fill("#question", "出張旅費の精算方法を教えてください")
     page.press("#question", "Enter")
     page.wait_for_selector("#stop-button:not([hidden])")
