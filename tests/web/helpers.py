@@ -25,3 +25,15 @@ def upload(page: Any, path: Path, category: str) -> str:
     page.click("#upload-button")
     page.wait_for_selector("#upload-results tr")
     return str(page.inner_text("#upload-results"))
+
+
+def hold_answers(page: Any) -> list[Any]:
+    """Hold every answer request the page makes from now on (the answer stays "being
+    written"); the held routes, to continue or leave. ``page.unroute`` ends the hold."""
+    held: list[Any] = []
+
+    def hold(route: Any) -> None:
+        held.append(route)
+
+    page.route("**/api/ask/stream", hold)
+    return held

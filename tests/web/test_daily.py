@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask, upload
+from tests.web.helpers import ask, hold_answers, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -71,12 +71,7 @@ def test_enter_never_sends_twice_nor_during_ime_composition(page: Any) -> None:
     page.dispatch_event("#question", "compositionend")
     assert page.locator(".msg.q").count() == 0
     assert page.input_value("#question") == "ゆうきゅう"
-    held: list[Any] = []  # the first answer's request is held: it is still being written
-
-    def hold(route: Any) -> None:
-        held.append(route)
-
-    page.route("**/api/ask/stream", hold)
+    held = hold_answers(page)  # the answer stays "being written" until released
     page.fill("#question", "有給休暇は何日もらえますか？")
     page.press("#question", "Enter")
     page.wait_for_selector("#stop-button:not([hidden])")
@@ -102,12 +97,7 @@ def test_a_long_question_keeps_its_text_and_says_the_limit(page: Any) -> None:
 
 
 def test_stop_ends_the_answer(page: Any) -> None:
-    held: list[Any] = []  # the answer's request is held, so the answer is still coming
-
-    def hold(route: Any) -> None:
-        held.append(route)
-
-    page.route("**/api/ask/stream", hold)
+    held = hold_answers(page)  # the answer stays "being written" until released
     page.fill("#question", "出張旅費の精算方法を教えてください")
     page.press("#question", "Enter")
     page.wait_for_selector("#stop-button:not([hidden])")
