@@ -256,12 +256,16 @@ class Conversations:
             (owner, ident, position, rating, comment.strip(), _now()),
         )
         return next(
-            f
-            for f in self.feedback(owner=owner)
-            if (f.conversation, f.position) == (ident, position)
+            f for f in self.feedback(owner=owner, conversation=ident) if f.position == position
         )
 
-    def feedback(self, *, owner: str | None = None, rating: Rating | None = None) -> list[Feedback]:
+    def feedback(
+        self,
+        *,
+        owner: str | None = None,
+        rating: Rating | None = None,
+        conversation: str | None = None,
+    ) -> list[Feedback]:
         """Feedback with its turns, oldest first: one owner's, or everyone's (for admins)."""
         sql = (
             "SELECT f.id AS feedback_id, f.owner AS feedback_owner, f.rating, f.comment, "
@@ -276,6 +280,9 @@ class Conversations:
         if rating is not None:
             where.append("f.rating = ?")
             params.append(rating)
+        if conversation is not None:
+            where.append("f.conversation = ?")
+            params.append(conversation)
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = self._db.query(sql + " ORDER BY f.id", params)
