@@ -556,6 +556,10 @@ class Shirabe:
     def status(self) -> IndexStatus:
         return self.store.status()
 
+    def ingest_runs(self, limit: int = 20) -> list[dict[str, object]]:
+        """The newest ingest runs first, with their counts (index-wide: for admins)."""
+        return self.store.ingest_runs(limit)
+
     def migrate(self, *, embeddings_from: Path | None = None) -> Migration:
         """Bring the store's schema up to date (every command also does on opening it); with
         ``embeddings_from``, copy that embedded index's embedding cache into the store."""

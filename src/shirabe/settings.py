@@ -203,6 +203,12 @@ class Settings(BaseSettings):
         description="Requests without a token: refused (off), allowed from this machine only "
         "(localhost), or allowed (on); anonymous readers see the public group only.",
     )
+    example_questions: Path | None = Field(
+        default=None,
+        description="An eval case file (YAML) whose questions the page offers on an empty chat, "
+        "each only to those who may read its expected document; without it, questions are "
+        "made from the headings of the documents the reader may read.",
+    )
     max_conversation_turns: int = Field(
         default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
     )

@@ -431,6 +431,25 @@ def audit(w: World, user: str) -> Any:
     return response
 
 
+def admin_view(w: World, user: str) -> Any:
+    """The admin view's lists: refused to non-admins; for admins, every user, and per group
+    as many documents as the model gives that group."""
+    path = w.rng.choice(["/api/admin/users", "/api/admin/groups", "/api/admin/ingests"])
+    response = w.api.get(path, headers=w.headers(user))
+    if not USERS[user][1]:
+        assert response.status_code == 403, response.text
+        return response
+    assert response.status_code == 200, response.text
+    items = response.json()["items"]
+    if path.endswith("users"):
+        assert {u["name"] for u in items} == set(USERS)
+    elif path.endswith("groups"):
+        for group in items:
+            expected = sum(1 for e in w.index.values() if group["name"] in e.groups)
+            assert group["documents"] == expected, (group, expected)
+    return response
+
+
 OPERATIONS_BY_KIND = {
     "disk_edit": (disk_edit, 4),
     "disk_create": (disk_create, 2),
@@ -451,6 +470,7 @@ OPERATIONS_BY_KIND = {
     "content": (content, 3),
     "status": (status, 2),
     "audit": (audit, 1),
+    "admin_view": (admin_view, 1),
 }
 
 

@@ -4,7 +4,6 @@ real server process started once for every browser test."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -14,15 +13,9 @@ import pytest
 from shirabe.server.process import free_port, running
 
 from tests.support import ROOT
+from tests.web.helpers import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-def cli(*args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+
+def cli(*args: str) -> str:
+    """``shirabe`` run as a command; its output (an error fails the test with it)."""
+    command = [sys.executable, "-m", "shirabe", *args]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"shirabe {' '.join(args)}: {done.stderr[-2000:]}"
+    return done.stdout.strip()
 
 
 def ask(page: Any, question: str) -> Any:
@@ -12,7 +22,9 @@ def ask(page: Any, question: str) -> Any:
     page.press("#question", "Enter")
     answer = page.locator(".msg.a").nth(before)
     page.wait_for_function(
-        "n => !document.querySelectorAll('.msg.a')[n].hasAttribute('aria-busy')", arg=before
+        "n => { const a = document.querySelectorAll('.msg.a')[n];"
+        " return a && !a.hasAttribute('aria-busy'); }",
+        arg=before,
     )
     return answer
 

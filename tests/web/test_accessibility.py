@@ -58,6 +58,10 @@ def test_the_views_have_no_serious_violations(page: Any, viewport: tuple[int, in
     page.locator("#passage").wait_for(state="visible")
     found["sources"] = violations(page)
     shot(page, f"sources-{size}")
+    page.click("#passage-whole")
+    page.locator("#document section.cited").wait_for()
+    found["document"] = violations(page)
+    shot(page, f"document-{size}")
     page.keyboard.press("Escape")
 
     if size == "phone":
@@ -73,10 +77,15 @@ def test_the_views_have_no_serious_violations(page: Any, viewport: tuple[int, in
     page.wait_for_function("() => document.querySelectorAll('#docs tr').length > 0")
     found["documents"] = violations(page)
     shot(page, f"documents-{size}")
+    page.click("#tab-admin")
+    page.wait_for_function("() => document.querySelectorAll('#admin-ingests td').length > 1")
+    found["admin"] = violations(page)
+    shot(page, f"admin-{size}")
     page.click("#tab-chat")
 
     saved = {p.name for p in SHOTS.glob(f"*-{size}.png")}
-    assert {f"chat-{size}.png", f"sources-{size}.png", f"documents-{size}.png"} <= saved
+    views = ("chat", "sources", "document", "documents", "admin")
+    assert {f"{view}-{size}.png" for view in views} <= saved
     failing = {view: v for view, v in found.items() if v}
     assert not failing, json.dumps(failing, ensure_ascii=False, indent=1)
 

@@ -62,6 +62,8 @@ def test_the_page_works_from_the_keyboard(page: Any) -> None:
     assert page.evaluate("() => document.activeElement.id") == "tab-upload"
     page.keyboard.press("ArrowRight")
     assert page.is_visible("#view-docs") and not page.is_visible("#view-chat")
+    page.keyboard.press("ArrowRight")  # an admin has the admin view
+    assert page.is_visible("#view-admin")
     page.keyboard.press("ArrowRight")  # wraps round to the chat
     assert page.is_visible("#view-chat")
 

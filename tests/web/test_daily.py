@@ -12,9 +12,14 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask, hold_answers, upload
+from shirabe.evaluation.cases import load_cases
+
+from tests.support import ROOT
+from tests.web.helpers import ask, cli, hold_answers, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+SHOTS = ROOT / "build" / "screenshots"
 
 
 def api(server: dict[str, str], path: str) -> Any:
@@ -159,6 +164,31 @@ def test_feedback_is_stored_with_the_answer(page: Any, server: dict[str, str]) -
     assert kept["history"][0]["question"] == "AQ-300の重さは何kgですか？"
 
 
+def test_feedback_given_on_the_page_becomes_eval_cases(page: Any, server: dict[str, str]) -> None:
+    page.click("#new-chat")
+    liked = ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
+    liked.get_by_role("button", name="役に立った").click()
+    liked.locator(".feedback-form").wait_for()
+    disliked = ask(page, "有給休暇は何日前までに申請しますか？")
+    disliked.get_by_role("button", name="役に立たなかった").click()
+    disliked.locator(".feedback-form input").fill("日数が違う")
+    disliked.locator(".feedback-form button").click()
+    disliked.locator(".thanks").wait_for()
+
+    index = str(Path(server["base"]) / "index")
+    exported = Path(server["base"]) / "feedback.yaml"
+    cli("feedback", "export", "--index", index, "--out", str(exported))
+    cases = {c.question: c for c in load_cases(exported)}
+    up = cases["AQ-300のメーカー希望小売価格はいくらですか？"]
+    down = cases["有給休暇は何日前までに申請しますか？"]
+    assert up.kind == "feedback-up" and down.kind == "feedback-down"
+    assert "# comment: 日数が違う" in exported.read_text(encoding="utf-8")
+    scored = json.loads(cli("eval", str(exported), "--index", index, "--json"))
+    results = {c["id"]: c for c in scored["cases"]}
+    assert results[up.id]["contained"] is True  # the liked answer comes back
+    assert results[down.id]["followed"] is True  # so does the disliked one: a failing case
+
+
 def test_a_refusal_under_a_filter_names_it_and_markers_open_sources(page: Any) -> None:
     page.click("#new-chat")
     page.set_viewport_size({"width": 1280, "height": 800})
@@ -232,3 +262,61 @@ def test_a_cited_pdf_page_is_shown_with_the_passage_marked(page: Any) -> None:
     )
     assert "ページ" in (image.get_attribute("alt") or "")
     page.keyboard.press("Escape")
+
+
+def test_an_empty_chat_offers_questions_from_the_documents(page: Any) -> None:
+    page.click("#new-chat")
+    listed = "() => [...document.querySelectorAll('.examples .example')].map(b => b.textContent)"
+    page.wait_for_function(f"() => ({listed})().length > 0")
+    offered = page.evaluate(listed)
+    assert 2 <= len(offered) <= 4
+    assert any("休暇" in q for q in offered) and any(
+        "AQ-300" in q or "製品" in q or "運転" in q for q in offered
+    ), offered
+    page.locator(".examples .example").first.click()
+    page.wait_for_function("() => document.querySelectorAll('.msg.a:not([aria-busy])').length")
+    assert page.locator(".msg.q").first.inner_text().startswith(offered[0])
+
+
+def test_a_citation_opens_the_whole_document_at_its_passage(page: Any) -> None:
+    page.click("#new-chat")
+    answer = ask(page, "有給休暇の申請は何日前までに行いますか？")
+    chip = answer.locator(".chip", has_text="休暇規程.md").first
+    chip.click()
+    page.locator("#passage").wait_for(state="visible")
+    cited = page.inner_text("#passage-text")
+    page.click("#passage-whole")
+    page.locator("#document").wait_for(state="visible")
+    page.locator("#document section.cited").wait_for()
+    sections = page.locator("#document section.passage")
+    assert sections.count() > 3  # the whole document, not the one passage
+    assert cited.strip()[:20] in page.inner_text("#document section.cited")
+    assert page.locator("#document section.cited").is_visible()  # scrolled to
+    page.keyboard.press("Escape")
+
+
+def test_readable_at_200_percent_zoom(browser: Any, server: dict[str, str]) -> None:
+    """A 1280×800 window at 200 %: 640×400 CSS pixels, two device pixels each."""
+    context = browser.new_context(
+        locale="ja-JP", viewport={"width": 640, "height": 400}, device_scale_factor=2
+    )
+    page = context.new_page()
+    page.goto(server["url"])
+    page.fill("#token", server["token"])
+    page.press("#token", "Enter")
+    page.wait_for_selector("#app:not([hidden])")
+    answer = ask(page, "AQ-300の重さは何kgですか？")
+    assert "9.2kg" in answer.inner_text()
+    wide = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    assert page.evaluate(wide), "the page scrolls sideways"
+    assert in_view(page, "#question") and in_view(page, "#ask-button")
+    room = page.locator("#messages").bounding_box()
+    assert room is not None and room["height"] >= 120, room  # the conversation stays readable
+    font = page.evaluate("() => parseFloat(getComputedStyle(document.body).fontSize)")
+    assert font >= 14
+    for tab in ("#tab-upload", "#tab-docs", "#tab-chat"):
+        page.click(tab)
+        assert page.evaluate(wide), tab
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "chat-zoom-200.png"))
+    context.close()

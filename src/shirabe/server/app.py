@@ -21,7 +21,15 @@ from shirabe.engine import Shirabe
 from shirabe.errors import IndexBusyError
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
-from shirabe.server.routes import answers, audit, conversations, documents, pages, status
+from shirabe.server.routes import (
+    admin,
+    answers,
+    audit,
+    conversations,
+    documents,
+    pages,
+    status,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +56,7 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     app.state.server = Server(shirabe, [r.resolve() for r in roots or []], uploads)
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
-    routers = (pages, status, answers, conversations, documents, audit)
+    routers = (pages, status, answers, conversations, documents, audit, admin)
     for module in routers:
         app.include_router(module.router)
     return app

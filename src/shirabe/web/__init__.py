@@ -15,6 +15,7 @@ API (no inline script or style)."""
 
 ASSETS = {
     "app.js": "text/javascript; charset=utf-8",
+    "admin.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }

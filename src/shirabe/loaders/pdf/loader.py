@@ -26,6 +26,7 @@ from shirabe.loaders.pdf import ocr
 from shirabe.loaders.pdf.lines import HeadingTracker, join_text
 from shirabe.loaders.pdf.pages import PageResult, fallback_text, page_text
 from shirabe.loaders.pdf.quality import text_quality
+from shirabe.loaders.pdf.running import strip_running
 from shirabe.loaders.protocol import LoadError, LoadOptions, describe_error, report_progress
 from shirabe.loaders.titles import meaningful_title
 from shirabe.records import Document, Part
@@ -169,6 +170,8 @@ def _load(reading: _Reading) -> Document:
             if result.markdown.strip():
                 parts.append(Part(result.markdown, {"page": number}))
     title = title or first_line_title
+    kept = strip_running([part.text for part in parts])
+    parts = [Part(text, part.locator) for text, part in zip(kept, parts, strict=True) if text]
     if not parts:
         if ocr_pages:
             raise LoadError(path, _no_text_reason(reading.options))

@@ -23,7 +23,7 @@ from shirabe.indexing.tags import CATEGORY, UPLOADED_BY, groups_of
 from shirabe.loaders.pdfpage import PageImageError, probes, render_page
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.registry import loader_for
-from shirabe.records import IngestReport, SourceInfo
+from shirabe.records import Chunk, IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.stores.protocol import MAX_ID
@@ -209,6 +209,29 @@ def document(who: Who, server: ServerDep, document_id: int) -> dict[str, Any]:
     source = server.shirabe.store.get_source_by_id(document_id)
     if source is None or not who.reader.may_read(groups_of(source)):
         raise ApiError(404, "not_found", f"no document {document_id}")
+    return _with_passages(source, server, who)
+
+
+@router.get("/api/passages/{chunk_id}/document")
+def passage_document(who: Who, server: ServerDep, chunk_id: int) -> dict[str, Any]:
+    """The whole document a passage (a citation's ``chunk_id``) comes from, as
+    ``/api/documents/{id}`` gives it: the page opens it at that passage."""
+    _, source = _readable_passage(server, who, chunk_id)
+    return _with_passages(source, server, who)
+
+
+def _readable_passage(server: Server, who: Principal, chunk_id: int) -> tuple[Chunk, SourceInfo]:
+    """A passage and its document; 404 when either is missing or the caller may not read
+    it (the same answer, so that a probe learns nothing)."""
+    store = server.shirabe.store
+    chunk = store.get_chunks([chunk_id]).get(chunk_id) if 0 < chunk_id <= MAX_ID else None
+    source = store.get_source(chunk.source) if chunk is not None else None
+    if chunk is None or source is None or not who.reader.may_read(groups_of(source)):
+        raise ApiError(404, "not_found", f"no passage {chunk_id}")
+    return chunk, source
+
+
+def _with_passages(source: SourceInfo, server: Server, who: Principal) -> dict[str, Any]:
     passages = [
         {
             "chunk_id": c.id,
@@ -231,11 +254,7 @@ def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
     """The PDF page a passage comes from, as an image with the passage marked. A passage of a
     document the caller may not read is reported as missing, like one that does not exist; a
     file changed since it was indexed is a 409 (the page may no longer show the passage)."""
-    store = server.shirabe.store
-    chunk = store.get_chunks([chunk_id]).get(chunk_id) if 0 < chunk_id <= MAX_ID else None
-    source = store.get_source(chunk.source) if chunk is not None else None
-    if chunk is None or source is None or not who.reader.may_read(groups_of(source)):
-        raise ApiError(404, "not_found", f"no passage {chunk_id}")
+    chunk, source = _readable_passage(server, who, chunk_id)
     page = chunk.locator.get("page")
     if not source.path.lower().endswith(".pdf") or not isinstance(page, int):
         raise ApiError(404, "no_page", f"passage {chunk_id} is not on a PDF page")

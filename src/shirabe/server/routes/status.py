@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from pathlib import PurePath
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from shirabe.access.conversations import COMMENT_CHARS
+from shirabe.evaluation.cases import CaseFileError, load_cases
+from shirabe.evaluation.examples import Headings, from_cases, from_headings
 from shirabe.indexing.tags import CATEGORY
-from shirabe.server.deps import ServerDep, Who
+from shirabe.records import SourceInfo
+from shirabe.server.deps import Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
 
 router = APIRouter(tags=["status"])
@@ -59,3 +63,41 @@ def _when(last: dict[str, object] | None) -> dict[str, object] | None:
     if last is None:
         return None
     return {"finished_at": last.get("finished_at")}
+
+
+@router.get("/api/examples")
+def examples(
+    who: Who, server: ServerDep, n: Annotated[int, Query(ge=1, le=12)] = 4
+) -> dict[str, Any]:
+    """Questions to offer on an empty chat, about documents the caller may read only: from
+    the configured eval file (``example_questions``), else from the documents' headings."""
+    readable = [s for s in server.readable(who) if s.status == "ok"]
+    configured = server.shirabe.settings.example_questions
+    if configured is not None:
+        shown = {server.show(s.path) for s in readable}
+        try:
+            found = from_cases(load_cases(configured), shown.__contains__, n)
+        except CaseFileError:
+            found = []  # a broken file is reported by `shirabe eval`; headings still serve
+        if found:
+            return {"items": found, "from": "cases"}
+    by_category: dict[str, list[SourceInfo]] = {}
+    for source in readable:
+        by_category.setdefault(source.metadata.get(CATEGORY, ""), []).append(source)
+    chosen: list[SourceInfo] = []
+    while len(chosen) < 3 * n and any(by_category.values()):
+        for sources in by_category.values():
+            if sources:
+                chosen.append(sources.pop(0))
+    documents = [_headings(server, s) for s in chosen]
+    return {"items": from_headings(documents, n), "from": "headings"}
+
+
+def _headings(server: Server, source: SourceInfo) -> Headings:
+    paths: list[tuple[str, ...]] = []
+    for chunk in server.shirabe.store.source_chunks(source.path):
+        if chunk.heading_path and tuple(chunk.heading_path) not in paths:
+            paths.append(tuple(chunk.heading_path))
+    titled = [p[0] for p in paths if len(p) >= 2]
+    title = titled[0] if titled else PurePath(source.path).stem
+    return Headings(title, source.metadata.get(CATEGORY, ""), paths)

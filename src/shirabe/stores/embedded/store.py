@@ -458,6 +458,10 @@ class EmbeddedStore:
             ingest_row(report),
         )
 
+    def ingest_runs(self, limit: int = 20) -> list[dict[str, object]]:
+        rows = self._conn().execute("SELECT * FROM ingests ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(zip(r.keys(), tuple(r), strict=True)) for r in rows]
+
     def status(self) -> IndexStatus:
         conn = self._conn()
         files = conn.execute("SELECT COUNT(*) FROM sources WHERE status = 'ok'").fetchone()[0]

@@ -1,3 +1,4 @@
+# size: the Store protocol over PostgreSQL, one method per operation (searches: dense, lexical)
 """The server store: PostgreSQL with pgvector, for teams sharing one index.
 
 Everything lives in the database and is searched there:
@@ -457,6 +458,11 @@ class PostgresStore:
                 "failed) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 ingest_row(report),
             )
+
+    def ingest_runs(self, limit: int = 20) -> list[dict[str, object]]:
+        with self._conn() as conn:
+            rows = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT %s", (limit,))
+            return [dict(r) for r in rows.fetchall()]
 
     def status(self) -> IndexStatus:
         with self._conn() as conn:

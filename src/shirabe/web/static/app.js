@@ -100,6 +100,8 @@ async function start() {
     const status = await (await api("/api/status")).json();
     $("signin").hidden = true; $("app").hidden = false; $("signout").hidden = !token;
     $("who").textContent = status.user ? status.user + (status.admin ? "（管理者）" : "") : "ゲスト";
+    $("tab-admin").hidden = !status.admin;
+    document.body.classList.toggle("admin", Boolean(status.admin));
     limits = status.limits || limits;
     renderStatus(status);
     updateCounter();
@@ -115,6 +117,7 @@ async function start() {
 
 let lastStatus = null;
 function renderStatus(status) {
+  if (lastStatus && (lastStatus.files !== status.files || lastStatus.user !== status.user)) examples = null;
   lastStatus = status;
   const llm = status.llm.configured ? "LLM: " + status.llm.model : "LLM なし（抜粋で回答）";
   $("status").textContent = `${status.files} ファイル・${status.chunks} チャンク` +
@@ -145,15 +148,25 @@ function showEmpty(status) {
         : "管理者に文書の追加を依頼してください。"));
   } else {
     box.append(el("p", {}, "社内文書について質問してください。回答には出典が付きます。"));
-    const examples = el("div", { class: "examples" });
-    for (const name of (status ? status.categories : []).slice(0, 4)) {
-      const button = el("button", { type: "button", class: "chip" }, `${name} について質問する`);
-      button.addEventListener("click", () => { $("question").value = `${name}の`; $("question").focus(); updateCounter(); });
-      examples.append(button);
-    }
+    const examples = el("div", { class: "examples", role: "group", ariaLabel: "質問の例" });
     box.append(examples);
+    showExamples(examples);
   }
   $("messages").replaceChildren(box);
+}
+
+// Questions about documents the user may read, offered on an empty chat: a click asks one.
+let examples = null;  // asked once per sign-in and index change
+async function showExamples(box) {
+  try {
+    examples = examples || api("/api/examples?n=4").then((r) => r.json());
+    const data = await examples;
+    for (const question of data.items) {
+      const button = el("button", { type: "button", class: "chip example" }, question);
+      button.addEventListener("click", () => { if (!streaming) ask(question); });
+      box.append(button);
+    }
+  } catch (_) { examples = null; /* a convenience: the chat works without them */ }
 }
 
 // ---------------------------------------------------------------- conversations
@@ -436,6 +449,7 @@ function openPassage(citation, answer = "") {
   }
   const page = (citation.locator || {}).page;
   if (page && /\.pdf$/i.test(citation.source)) showPage(body, citation, page);
+  $("passage-whole").onclick = () => { $("passage").close(); openDocument({ chunk: citation.chunk_id }); };
   $("passage").showModal();
   $("passage-close").focus();
   first?.scrollIntoView({ block: "center" });
@@ -455,6 +469,41 @@ async function showPage(body, citation, page) {
     figure.append(el("p", { class: "hint" }, error.code === "changed"
       ? "文書が索引の後に変更されたため、ページを表示できません。" : "ページを表示できません: " + japanese(error)));
   }
+}
+
+// The whole document, passage by passage with its headings and pages, opened at one passage
+// (a citation's) or at the top; the passage is marked and scrolled to.
+async function openDocument({ chunk = null, id = null }) {
+  const dialog = $("document"), body = $("document-text");
+  $("document-title").textContent = "文書";
+  $("document-where").textContent = "読み込み中…";
+  body.replaceChildren();
+  if (!dialog.open) dialog.showModal();
+  let data;
+  try {
+    data = await (await api(chunk ? `/api/passages/${chunk}/document` : `/api/documents/${id}`)).json();
+  } catch (error) {
+    $("document-where").textContent = "文書を開けません: " + japanese(error);
+    return;
+  }
+  $("document-title").textContent = data.path.split("/").pop();
+  $("document-where").textContent = [data.path, data.category, `${data.passages.length} 節`].filter(Boolean).join(" › ");
+  let target = null, heading = "";
+  for (const passage of data.passages) {
+    if (passage.is_summary) continue;
+    const where = passage.heading_path.join(" > ");
+    const section = el("section", { class: "passage", id: `passage-${passage.chunk_id}` });
+    if (where && where !== heading) section.append(el("h3", {}, where));
+    heading = where;
+    const locator = passage.locator || {};
+    const at = [locator.page && `p.${locator.page}`, locator.sheet && `シート ${locator.sheet}`, locator.slide && `スライド ${locator.slide}`].filter(Boolean).join(" ");
+    if (at) section.append(el("p", { class: "hint" }, at));
+    section.append(markdown(passage.text));
+    if (passage.chunk_id === chunk) { section.classList.add("cited"); target = section; }
+    body.append(section);
+  }
+  (target || body).scrollIntoView({ block: "start" });
+  $("document-close").focus();
 }
 
 async function* sse(response) {
@@ -579,6 +628,7 @@ $("signout").addEventListener("click", () => {
   token = ""; localStorage.removeItem("shirabe-token"); location.hash = ""; location.reload();
 });
 $("passage-close").addEventListener("click", () => $("passage").close());
+$("document-close").addEventListener("click", () => $("document").close());
 
 function closeMenu() { $("sidebar").classList.remove("open"); $("menu-toggle").setAttribute("aria-expanded", "false"); }
 $("menu-toggle").addEventListener("click", () => {
@@ -586,7 +636,7 @@ $("menu-toggle").addEventListener("click", () => {
   $("menu-toggle").setAttribute("aria-expanded", String(open));
 });
 
-const tabs = ["chat", "upload", "docs"];
+const tabs = ["chat", "upload", "docs", "admin"];
 function select(name) {
   for (const tab of tabs) {
     const on = tab === name;
@@ -595,6 +645,7 @@ function select(name) {
     $("view-" + tab).classList.toggle("active", on);
   }
   if (name === "docs") loadDocuments();
+  if (name === "admin") loadAdmin();
 }
 tabs.forEach((tab, i) => {
   const button = $("tab-" + tab);
@@ -602,7 +653,8 @@ tabs.forEach((tab, i) => {
   button.addEventListener("keydown", (event) => {
     const step = event.key === "ArrowRight" ? 1 : event.key === "ArrowLeft" ? -1 : 0;
     if (!step) return;
-    const next = tabs[(i + step + tabs.length) % tabs.length];
+    let next = tabs[i];
+    do next = tabs[(tabs.indexOf(next) + step + tabs.length) % tabs.length]; while ($("tab-" + next).hidden);
     select(next); $("tab-" + next).focus();
   });
 });
@@ -660,17 +712,28 @@ async function loadDocuments() {
     if (status) query.set("status", status);
     const data = await (await api("/api/documents?" + query)).json();
     if (request !== documentsRequest) return;  // a later request (another filter) answers instead
-    body.replaceChildren(...data.items.map((doc) => {
-      const state = el("td", {}, doc.status === "ok" ? "取り込み済み" : "失敗: " + (doc.error || ""));
-      if (doc.status !== "ok") state.className = "failed";
-      return el("tr", {}, el("td", {}, doc.path), el("td", {}, doc.category || ""), state, el("td", {}, String(doc.chunks)));
-    }));
-    if (!data.items.length) body.textContent = "文書はありません";
+    body.replaceChildren(...data.items.map(documentRow));
+    const failed = data.items.filter((doc) => doc.status !== "ok").length;
+    $("docs-count").textContent = `${data.total} 件` + (failed ? `（うち失敗 ${failed} 件）` : "") +
+      (data.total > data.items.length ? `・先頭の ${data.items.length} 件を表示` : "");
+    if (!data.items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 5 }, "文書はありません")));
   } catch (error) {
     if (request === documentsRequest) body.textContent = "一覧を読み込めません: " + japanese(error);
   }
 }
+function documentRow(doc) {
+  const state = el("td", {}, doc.status === "ok" ? "取り込み済み" : "失敗: " + (doc.error || ""));
+  if (doc.status !== "ok") state.className = "failed";
+  let name = doc.path;
+  if (doc.status === "ok") {
+    name = el("button", { type: "button", class: "link" }, doc.path);
+    name.addEventListener("click", () => openDocument({ id: doc.id }));
+  }
+  const readers = el("td", { class: "admin-only" }, doc.groups ? (doc.groups.length ? doc.groups.join("・") : "管理者のみ") : "");
+  if (doc.uploaded_by) readers.append(el("span", { class: "hint" }, `（アップロード: ${doc.uploaded_by}）`));
+  return el("tr", {}, el("td", {}, name), el("td", {}, doc.category || ""), state, el("td", {}, String(doc.chunks)), readers);
+}
 $("doc-filter").addEventListener("change", loadDocuments);
 $("docs-reload").addEventListener("click", loadDocuments);
 
-start();
+document.addEventListener("DOMContentLoaded", start);  // after admin.js, which start() may use

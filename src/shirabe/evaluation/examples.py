@@ -1,0 +1,110 @@
+"""Example questions for an empty chat, drawn from what the asker may read: the questions of an
+eval file whose expected document they can read, else questions made from the headings of
+their documents (「休暇規程の年次有給休暇について教えてください」).
+
+Pure functions over plain values; the server gathers the documents and checks who may read
+them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from shirabe.evaluation.cases import Case
+
+_NUMBERING = re.compile(
+    r"^(?:第[0-9０-９一二三四五六七八九十百]+[章節条項部編]|[0-9０-９]+(?:[.．)）]|\s)|"
+    r"[(（][0-9０-９]+[)）]|[①-⑳])\s*"
+)
+_WORD = re.compile(r"[぀-ヿ一-鿿A-Za-z]")
+_VERB_END = re.compile(r"[うくぐすずつづぬふぶぷむゆるい]$")
+"""The endings of verbs and adjectives (確かめる, つなぐ, できない); nouns end otherwise
+(お手入れ, 申し込み, お問い合わせ)."""
+_GENERIC = frozenset(
+    {"総則", "雑則", "附則", "その他", "概要", "はじめに", "目次", "目的", "改訂履歴", "付録"}
+)
+"""Headings every rule book has: asking about them shows nothing of the documents."""
+SHORT_TITLE = 12
+"""A document title up to this long is put before the heading (「休暇規程の…」)."""
+LONG_TOPIC = 32
+"""Longer headings are sentences, not topics."""
+
+
+@dataclass(frozen=True, slots=True)
+class Headings:
+    """One readable document: its title, category and heading paths in document order."""
+
+    title: str
+    category: str
+    paths: Sequence[Sequence[str]]
+
+
+def topic(heading: str) -> str | None:
+    """A heading without its numbering (第2章, 1., (3)), or None when nothing worth asking
+    about is left (a bare number, a generic heading such as 総則)."""
+    text = unicodedata.normalize("NFKC", heading).strip()
+    text = _NUMBERING.sub("", text).strip()
+    text = _bare(text)  # 第1条（目的） → 目的
+    if len(text) < 2 or len(text) > LONG_TOPIC or text in _GENERIC:
+        return None
+    if not _WORD.search(text) or _VERB_END.search(text):
+        return None  # no words, or a verb phrase (箱の中身を確かめる)
+    return text
+
+
+def _bare(text: str) -> str:
+    """``text`` without a closing parenthesis (障害記録（2024年） → 障害記録)."""
+    return re.sub(r"[（(][^）)]*[）)]$", "", text).strip()
+
+
+def question_for(document: Headings) -> str | None:
+    """A question about the first heading below the title worth asking about."""
+    for path in document.paths:
+        if len(path) < 2 and len(document.paths) > 1:
+            continue
+        subject = topic(path[-1])
+        if subject is None or subject == document.title:
+            continue
+        title = _bare(document.title)
+        if title and len(title) <= SHORT_TITLE and title not in subject:
+            return f"{title}の{subject}について教えてください"
+        return f"{subject}について教えてください"
+    return None
+
+
+def from_headings(documents: Sequence[Headings], n: int) -> list[str]:
+    """Up to ``n`` questions, taking the categories in turn so that one large folder does not
+    fill the list."""
+    by_category: dict[str, list[Headings]] = {}
+    for document in documents:
+        by_category.setdefault(document.category, []).append(document)
+    queues = [list(docs) for _, docs in sorted(by_category.items())]
+    out: list[str] = []
+    while len(out) < n and any(queues):
+        for queue in queues:
+            while queue:
+                question = question_for(queue.pop(0))
+                if question is not None and question not in out:
+                    out.append(question)
+                    break
+            if len(out) >= n:
+                break
+    return out
+
+
+def from_cases(cases: Sequence[Case], readable: Callable[[str], bool], n: int) -> list[str]:
+    """Up to ``n`` answerable first-turn questions of an eval file whose expected document
+    the asker may read (a case naming no document is never shown: its question could tell of
+    documents they may not read)."""
+    out: list[str] = []
+    for case in cases:
+        if case.expect_refusal or case.dialogue is not None or case.expect_source is None:
+            continue
+        if readable(case.expect_source.file) and case.question not in out:
+            out.append(case.question)
+        if len(out) >= n:
+            break
+    return out
