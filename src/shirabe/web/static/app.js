@@ -487,7 +487,7 @@ async function openDocument({ chunk = null, id = null }) {
     return;
   }
   $("document-title").textContent = data.path.split("/").pop();
-  $("document-where").textContent = [data.path, data.category, `${data.passages.length} 節`].filter(Boolean).join(" › ");
+  $("document-where").textContent = [data.path, data.category, `${data.passages.filter((p) => !p.is_summary).length} 節`].filter(Boolean).join(" › ");
   let target = null, heading = "";
   for (const passage of data.passages) {
     if (passage.is_summary) continue;
