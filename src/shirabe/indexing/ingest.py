@@ -22,6 +22,7 @@ from shirabe.indexing.tags import (
     CATEGORY,
     ENTITIES,
     GROUPS,
+    READ_FORMAT,
     RESERVED,
     TAGS_FORMAT,
     TAGS_VERSION,
@@ -221,7 +222,8 @@ class Ingestor:
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
         self._on_change = on_change or (lambda _action, _key, _detail: None)
-        self._tags_version = f"{TAGS_FORMAT}:{self._synonyms.signature}:{self._access.signature}"
+        formats = f"{TAGS_FORMAT}.{READ_FORMAT}"
+        self._tags_version = f"{formats}:{self._synonyms.signature}:{self._access.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 

@@ -22,6 +22,10 @@ TAGS_VERSION = "tags_version"
 re-tags it."""
 TAGS_FORMAT = "2"
 """How tags are made; a change re-tags every document once."""
+READ_FORMAT = "2"
+"""How files are read into text (2: PDF running headers and footers removed); a change reads
+every file again once, on its next ingest (the embeddings of unchanged passages come from the
+cache)."""
 RESERVED = frozenset({CATEGORY, ENTITIES, GROUPS, UPLOADED_BY, TAGS_VERSION})
 """Tags only the ingest sets: a document's own metadata (front matter) cannot set them."""
 
