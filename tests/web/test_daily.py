@@ -6,6 +6,7 @@ feedback is stored, and the page's own files load (no 404 favicon)."""
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -320,3 +321,31 @@ def test_readable_at_200_percent_zoom(browser: Any, server: dict[str, str]) -> N
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "chat-zoom-200.png"))
     context.close()
+
+
+def test_keyboard_shortcuts_focus_the_question_and_start_a_new_chat(page: Any) -> None:
+    ask(page, "AQ-300の重さは何kgですか？")
+    assert page.evaluate("() => location.hash.startsWith('#c=')")
+    page.click("#tab-docs")
+    page.locator("#tab-docs").focus()
+    page.keyboard.press("/")
+    assert page.evaluate("() => document.activeElement.id") == "question"
+    assert page.is_visible("#view-chat")
+    page.keyboard.press("Control+Shift+O")
+    page.wait_for_function("() => !document.querySelector('#messages .msg')")
+    assert page.evaluate("() => location.hash") == ""
+    assert page.evaluate("() => document.activeElement.id") == "question"
+
+
+def test_dark_mode_follows_the_system_setting(browser: Any, server: dict[str, str]) -> None:
+    def background(scheme: str) -> list[int]:
+        context = browser.new_context(locale="ja-JP", color_scheme=scheme)
+        page = context.new_page()
+        page.goto(server["url"])
+        page.wait_for_selector("#signin:not([hidden]), #app:not([hidden])")
+        color = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        context.close()
+        return [int(c) for c in re.findall(r"\d+", color)[:3]]
+
+    dark, light = background("dark"), background("light")
+    assert max(dark) < 60 and min(light) > 200, (dark, light)

@@ -17,7 +17,7 @@ from shirabe.server.process import free_port, running
 
 from tests.slow_model import TOKENS, SlowModel, slow_model
 from tests.support import ROOT
-from tests.web.helpers import ask
+from tests.web.helpers import ask, cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -113,3 +113,27 @@ def test_the_history_survives_a_server_restart(tmp_path: Path, anonymous_page: A
         assert "12000円" in page.locator(".msg.a").first.inner_text()
         assert page.locator(f"#conversations li[data-id='{ident}']").count() == 1
         assert kept(page, ident)["history"][0]["question"] == "宿泊費の上限はいくらですか？"
+
+
+def test_an_empty_index_says_how_documents_are_added(tmp_path: Path, anonymous_page: Any) -> None:
+    page = anonymous_page
+    (tmp_path / "docs").mkdir()  # nothing to read yet
+    index = str(tmp_path / "index")
+    cli("users", "add", "boss", "--admin", "--index", index)
+    token = cli("tokens", "create", "boss", "--index", index)
+    port = free_port()
+    with serve(tmp_path, port):
+        page.goto(f"http://127.0.0.1:{port}")
+        page.wait_for_selector("#app:not([hidden])")
+        empty = page.locator("#messages .empty")
+        empty.wait_for()
+        assert "まだ文書がありません" in empty.inner_text()
+        assert "管理者に文書の追加を依頼してください" in empty.inner_text()
+        assert page.locator(".examples .example").count() == 0
+        page.evaluate("token => localStorage.setItem('shirabe-token', token)", token)
+        page.reload()  # an admin is told how to add them
+        page.wait_for_function(
+            "() => (document.querySelector('#messages .empty') || {}).textContent"
+            "?.includes('shirabe ingest')"
+        )
+        assert "アップロード" in page.inner_text("#messages .empty")
