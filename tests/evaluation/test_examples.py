@@ -13,6 +13,11 @@ from shirabe.evaluation.examples import Headings, from_cases, from_headings, que
     [
         ("第2章 年次有給休暇", "年次有給休暇"),
         ("第1条（目的）", None),  # generic once its number is gone
+        ("第3条（年次有給休暇）", "年次有給休暇"),
+        ("1.2 適用範囲", "適用範囲"),
+        ("第1章第2節 定義", "定義"),
+        ("休暇について", "休暇"),
+        ("2024年度の計画", "2024年度の計画"),
         ("1. 箱の中身を確かめる", None),  # a verb phrase
         ("（3）消費電力", "消費電力"),
         ("２．設置場所", "設置場所"),
@@ -51,6 +56,7 @@ def test_a_short_title_is_put_before_the_heading() -> None:
 
 def test_a_document_with_nothing_to_ask_gives_nothing() -> None:
     assert question_for(Headings("お知らせ", "総務", [])) is None
+    assert question_for(Headings("お知らせ", "総務", [(), ("お知らせ",)])) is None
     assert (
         question_for(Headings("規程", "総務", [("規程", "第1章 総則"), ("規程", "附則")])) is None
     )

@@ -8,6 +8,7 @@ import pytest
 
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
+from shirabe.indexing import tags
 from shirabe.records import Filters
 
 pytestmark = pytest.mark.slow
@@ -43,6 +44,21 @@ def test_unchanged_files_cost_nothing(
     second = app.ingest([docs])
     assert second.counts == {"added": 0, "updated": 0, "removed": 0, "unchanged": 2, "failed": 0}
     assert embedder.passages == embedded
+
+
+def test_a_new_way_of_reading_a_type_reads_its_files_again_once(
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    embedded = embedder.passages
+    monkeypatch.setitem(tags.READ_VERSIONS, ".md", "9")  # Markdown is now read differently
+    again = app.ingest([docs])
+    assert again.counts == {"added": 0, "updated": 1, "removed": 0, "unchanged": 1, "failed": 0}
+    assert embedder.passages == embedded  # the same text: its embeddings come from the cache
+    assert app.ingest([docs]).counts["unchanged"] == 2
 
 
 def test_modified_file_replaces_its_chunks(app: Shirabe, tmp_path: Path) -> None:

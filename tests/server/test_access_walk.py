@@ -414,6 +414,31 @@ def content(w: World, user: str) -> Any:
     return response
 
 
+def passage_document(w: World, user: str) -> Any:
+    """A whole document opened at one of its passages: as readable as the document."""
+    ids = document_ids(w)
+    key = w.rng.choice(sorted(ids))
+    passages = w.api.get(f"/api/documents/{ids[key]}", headers=w.headers("admin")).json()
+    if not passages["passages"]:
+        return None  # a failure record: no passage to open it at
+    chunk = w.rng.choice(passages["passages"])["chunk_id"]
+    response = w.api.get(f"/api/passages/{chunk}/document", headers=w.headers(user))
+    if may_read(user, w.index[key].groups):
+        assert response.status_code == 200, response.text
+        assert response.json()["id"] == ids[key]
+    else:
+        assert response.status_code == 404, response.text
+    return response
+
+
+def examples(w: World, user: str) -> Any:
+    """Example questions, made from headings that name their document's marker: the walk's
+    leak check sees any made from a document the user may not read."""
+    response = w.api.get("/api/examples?n=12", headers=w.headers(user))
+    assert response.status_code == 200, response.text
+    return response
+
+
 def status(w: World, user: str) -> Any:
     response = w.api.get("/api/status", headers=w.headers(user))
     body = response.json()
@@ -471,6 +496,8 @@ OPERATIONS_BY_KIND = {
     "status": (status, 2),
     "audit": (audit, 1),
     "admin_view": (admin_view, 1),
+    "passage_document": (passage_document, 1),
+    "examples": (examples, 1),
 }
 
 

@@ -78,7 +78,7 @@ def test_the_views_have_no_serious_violations(page: Any, viewport: tuple[int, in
     found["documents"] = violations(page)
     shot(page, f"documents-{size}")
     page.click("#tab-admin")
-    page.wait_for_function("() => document.querySelectorAll('#admin-ingests td').length > 1")
+    page.wait_for_selector("#view-admin.active:not([aria-busy])")
     found["admin"] = violations(page)
     shot(page, f"admin-{size}")
     page.click("#tab-chat")

@@ -33,7 +33,7 @@ def test_the_admin_view_lists_users_groups_and_ingest_runs(
     index = str(Path(server["base"]) / "index")
     cli("users", "add", "hana", "--group", "hr", "--index", index)
     page.click("#tab-admin")
-    page.wait_for_function("() => document.querySelectorAll('#admin-ingests tr td').length > 1")
+    page.wait_for_selector("#view-admin.active:not([aria-busy])")
     users = page.inner_text("#admin-users")
     assert "admin" in users and "管理者" in users
     assert re.search(r"hana\s+hr\s+利用者\s+0", users), users
@@ -85,8 +85,10 @@ def test_a_failed_upload_is_listed_and_the_counts_agree(page: Any, server: dict[
     count = page.inner_text("#docs-count")
     assert f"{status['files'] + status['failed']} 件" in count, count
     assert f"うち失敗 {status['failed']} 件" in count, count
-    sidebar = page.inner_text("#status")
-    assert f"{status['files']} ファイル" in sidebar and f"失敗 {status['failed']}" in sidebar
+    sidebar = f"{status['files']} ファイル・{status['chunks']} チャンク・失敗 {status['failed']}"
+    page.wait_for_function(
+        "text => document.querySelector('#status').textContent.includes(text)", arg=sidebar
+    )
 
 
 def test_the_document_list_shows_readers_and_opens_documents(page: Any) -> None:

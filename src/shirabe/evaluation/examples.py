@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from shirabe.evaluation.cases import Case
 
 _NUMBERING = re.compile(
-    r"^(?:第[0-9０-９一二三四五六七八九十百]+[章節条項部編]|[0-9０-９]+(?:[.．)）]|\s)|"
-    r"[(（][0-9０-９]+[)）]|[①-⑳])\s*"
+    r"^(?:第[0-9一二三四五六七八九十百]+[章節条項部編款]|\d+(?:\.\d+)*(?:[.)]|\s)|\(\d+\)|[①-⑳])\s*"
 )
+"""Numbering in front of a heading, after NFKC: 第2章, 第3条, 1., 1.2, (3), ①."""
 _WORD = re.compile(r"[぀-ヿ一-鿿A-Za-z]")
 _VERB_END = re.compile(r"[うくぐすずつづぬふぶぷむゆるい]$")
 """The endings of verbs and adjectives (確かめる, つなぐ, できない); nouns end otherwise
@@ -46,8 +46,11 @@ def topic(heading: str) -> str | None:
     """A heading without its numbering (第2章, 1., (3)), or None when nothing worth asking
     about is left (a bare number, a generic heading such as 総則)."""
     text = unicodedata.normalize("NFKC", heading).strip()
-    text = _NUMBERING.sub("", text).strip()
-    text = _bare(text)  # 第1条（目的） → 目的
+    while (numbered := _NUMBERING.match(text)) and numbered.end() < len(text):
+        text = text[numbered.end() :].strip()  # 第1章第2節 定義 → 定義
+    wrapped = re.fullmatch(r"\(([^()]+)\)", text)
+    text = wrapped.group(1).strip() if wrapped else _bare(text)  # 第3条（年次有給休暇）
+    text = re.sub(r"(?:について|とは)$", "", text).strip()
     if len(text) < 2 or len(text) > LONG_TOPIC or text in _GENERIC:
         return None
     if not _WORD.search(text) or _VERB_END.search(text):
@@ -63,7 +66,7 @@ def _bare(text: str) -> str:
 def question_for(document: Headings) -> str | None:
     """A question about the first heading below the title worth asking about."""
     for path in document.paths:
-        if len(path) < 2 and len(document.paths) > 1:
+        if not path or (len(path) < 2 and len(document.paths) > 1):
             continue
         subject = topic(path[-1])
         if subject is None or subject == document.title:

@@ -22,12 +22,11 @@ from shirabe.indexing.tags import (
     CATEGORY,
     ENTITIES,
     GROUPS,
-    READ_FORMAT,
     RESERVED,
-    TAGS_FORMAT,
     TAGS_VERSION,
     UPLOADED_BY,
     groups_json,
+    tags_version,
 )
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for, supported_extensions
@@ -222,8 +221,7 @@ class Ingestor:
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
         self._on_change = on_change or (lambda _action, _key, _detail: None)
-        formats = f"{TAGS_FORMAT}.{READ_FORMAT}"
-        self._tags_version = f"{formats}:{self._synonyms.signature}:{self._access.signature}"
+        self._signature = f"{self._synonyms.signature}:{self._access.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 
@@ -327,7 +325,7 @@ class Ingestor:
         """Whether an unchanged file's tags still hold: same synonyms and access map, same
         category, same uploader."""
         metadata = previous.metadata
-        if metadata.get(TAGS_VERSION) != self._tags_version:
+        if metadata.get(TAGS_VERSION) != tags_version(previous.path, self._signature):
             return False
         if self._uploader is not None and metadata.get(UPLOADED_BY) != self._uploader:
             return False
@@ -354,7 +352,7 @@ class Ingestor:
             uploader = previous.metadata.get(UPLOADED_BY)
         if uploader is not None:
             tags[UPLOADED_BY] = uploader
-        tags[TAGS_VERSION] = self._tags_version
+        tags[TAGS_VERSION] = tags_version(place.key, self._signature)
         return tags
 
     def process(self, path: Path, place: Place | None = None) -> FileResult:
@@ -421,7 +419,7 @@ class Ingestor:
         was indexed before, its last good text stays, under those readers."""
         if record is None:
             record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
-        tags = self._place_tags(place) | {TAGS_VERSION: self._tags_version}
+        tags = self._place_tags(place) | {TAGS_VERSION: tags_version(place.key, self._signature)}
         if self._uploader is not None:
             tags[UPLOADED_BY] = self._uploader
         previous = self._store.get_source(place.key)

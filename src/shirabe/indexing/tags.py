@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from shirabe.records import SourceInfo
 
@@ -22,10 +23,18 @@ TAGS_VERSION = "tags_version"
 re-tags it."""
 TAGS_FORMAT = "2"
 """How tags are made; a change re-tags every document once."""
-READ_FORMAT = "2"
-"""How files are read into text (2: PDF running headers and footers removed); a change reads
-every file again once, on its next ingest (the embeddings of unchanged passages come from the
-cache)."""
+READ_VERSIONS: dict[str, str] = {".pdf": "2"}
+"""How files of a type are read into text, where that changed since tags were first versioned
+(PDF 2: running headers and footers removed); a change reads every file of that type again
+once, on its next ingest (the embeddings of unchanged passages come from the cache)."""
+
+
+def tags_version(key: str, signature: str) -> str:
+    """The tags version of the file ``key`` with the synonyms' and access map's signature."""
+    read = READ_VERSIONS.get(PurePath(key).suffix.lower())
+    return f"{TAGS_FORMAT}{'.' + read if read else ''}:{signature}"
+
+
 RESERVED = frozenset({CATEGORY, ENTITIES, GROUPS, UPLOADED_BY, TAGS_VERSION})
 """Tags only the ingest sets: a document's own metadata (front matter) cannot set them."""
 

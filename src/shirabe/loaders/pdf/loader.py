@@ -170,7 +170,8 @@ def _load(reading: _Reading) -> Document:
             if result.markdown.strip():
                 parts.append(Part(result.markdown, {"page": number}))
     title = title or first_line_title
-    kept = strip_running([part.text for part in parts])
+    numbers = [int(part.locator["page"]) for part in parts]
+    kept = strip_running([part.text for part in parts], numbers)
     parts = [Part(text, part.locator) for text, part in zip(kept, parts, strict=True) if text]
     if not parts:
         if ocr_pages:

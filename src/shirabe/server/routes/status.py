@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import PurePath
+from functools import lru_cache
+from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
 from shirabe.access.conversations import COMMENT_CHARS
-from shirabe.evaluation.cases import CaseFileError, load_cases
+from shirabe.evaluation.cases import Case, CaseFileError, load_cases
 from shirabe.evaluation.examples import Headings, from_cases, from_headings
 from shirabe.indexing.tags import CATEGORY
 from shirabe.records import SourceInfo
@@ -76,8 +77,10 @@ def examples(
     if configured is not None:
         shown = {server.show(s.path) for s in readable}
         try:
-            found = from_cases(load_cases(configured), shown.__contains__, n)
-        except CaseFileError:
+            found = from_cases(
+                _cases(configured, configured.stat().st_mtime_ns), shown.__contains__, n
+            )
+        except (CaseFileError, OSError, UnicodeDecodeError):
             found = []  # a broken file is reported by `shirabe eval`; headings still serve
         if found:
             return {"items": found, "from": "cases"}
@@ -91,6 +94,12 @@ def examples(
                 chosen.append(sources.pop(0))
     documents = [_headings(server, s) for s in chosen]
     return {"items": from_headings(documents, n), "from": "headings"}
+
+
+@lru_cache(maxsize=4)
+def _cases(path: Path, _mtime_ns: int) -> list[Case]:
+    """The case file, read again only when it changes."""
+    return load_cases(path)
 
 
 def _headings(server: Server, source: SourceInfo) -> Headings:

@@ -16,9 +16,20 @@ function rows(body, items, row, empty) {
   if (!items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 8, className: "hint" }, empty)));
 }
 
+const ADMIN_TABLES = ["admin-users", "admin-groups", "admin-ingests", "admin-audit"];
+
+// Another user signed in: drop what was shown to the admin, and leave the view.
+function clearAdmin() {
+  ++adminRequest;
+  for (const id of ADMIN_TABLES) $(id).replaceChildren();
+  $("groups-note").textContent = "";
+  if ($("view-admin").classList.contains("active")) select("chat");
+}
+
 let adminRequest = 0;
 async function loadAdmin() {
   const request = ++adminRequest;
+  $("view-admin").setAttribute("aria-busy", "true");
   const parts = [
     ["admin-users", "/api/admin/users", (u) => el("tr", {},
       el("td", {}, u.name), el("td", {}, u.groups.join("・") || "—"),
@@ -54,5 +65,6 @@ async function loadAdmin() {
       if (request === adminRequest) rows(body, [], row, "読み込めません: " + japanese(error));
     }
   }));
+  if (request === adminRequest) $("view-admin").removeAttribute("aria-busy");
 }
 $("admin-reload").addEventListener("click", loadAdmin);

@@ -102,6 +102,7 @@ async function start() {
     $("who").textContent = status.user ? status.user + (status.admin ? "（管理者）" : "") : "ゲスト";
     $("tab-admin").hidden = !status.admin;
     document.body.classList.toggle("admin", Boolean(status.admin));
+    if (!status.admin) clearAdmin();  // another user signed in: nothing of the admin's stays
     limits = status.limits || limits;
     renderStatus(status);
     updateCounter();
@@ -449,7 +450,7 @@ function openPassage(citation, answer = "") {
   }
   const page = (citation.locator || {}).page;
   if (page && /\.pdf$/i.test(citation.source)) showPage(body, citation, page);
-  $("passage-whole").onclick = () => { $("passage").close(); openDocument({ chunk: citation.chunk_id }); };
+  $("passage-whole").onclick = () => { $("passage").close(); openDocument({ chunk: citation.chunk_id, source: citation.source }); };
   $("passage").showModal();
   $("passage-close").focus();
   first?.scrollIntoView({ block: "center" });
@@ -473,19 +474,34 @@ async function showPage(body, citation, page) {
 
 // The whole document, passage by passage with its headings and pages, opened at one passage
 // (a citation's) or at the top; the passage is marked and scrolled to.
-async function openDocument({ chunk = null, id = null }) {
+let documentRequest = 0;
+async function openDocument({ chunk = null, id = null, source = null }) {
   const dialog = $("document"), body = $("document-text");
+  const request = ++documentRequest;
   $("document-title").textContent = "文書";
   $("document-where").textContent = "読み込み中…";
   body.replaceChildren();
   if (!dialog.open) dialog.showModal();
-  let data;
+  let data, moved = false;
   try {
-    data = await (await api(chunk ? `/api/passages/${chunk}/document` : `/api/documents/${id}`)).json();
+    try {
+      data = await (await api(chunk ? `/api/passages/${chunk}/document` : `/api/documents/${id}`)).json();
+    } catch (error) {
+      // the passage is gone (its document was changed since): open the document by its path
+      if (!(error.code === "not_found" && chunk && source)) throw error;
+      const found = await (await api("/api/documents?" + new URLSearchParams({ q: source, status: "ok", limit: "20" }))).json();
+      const same = found.items.find((doc) => doc.path === source);
+      if (!same) throw error;
+      data = await (await api(`/api/documents/${same.id}`)).json();
+      moved = true;
+    }
   } catch (error) {
-    $("document-where").textContent = "文書を開けません: " + japanese(error);
+    if (request === documentRequest) $("document-where").textContent = "文書を開けません: " + japanese(error);
     return;
   }
+  if (request !== documentRequest) return;  // another document was opened meanwhile
+  body.replaceChildren();
+  if (moved) body.append(el("p", { class: "hint", role: "status" }, "引用した箇所は、文書の更新により見つかりません。文書の先頭から表示します。"));
   $("document-title").textContent = data.path.split("/").pop();
   $("document-where").textContent = [data.path, data.category, `${data.passages.filter((p) => !p.is_summary).length} 節`].filter(Boolean).join(" › ");
   let target = null, heading = "";
@@ -713,7 +729,11 @@ async function loadDocuments() {
     const data = await (await api("/api/documents?" + query)).json();
     if (request !== documentsRequest) return;  // a later request (another filter) answers instead
     body.replaceChildren(...data.items.map(documentRow));
-    const failed = data.items.filter((doc) => doc.status !== "ok").length;
+    let failed = data.items.filter((doc) => doc.status !== "ok").length;
+    if (data.total > data.items.length && !status) {  // not all listed: ask for the count
+      failed = (await (await api("/api/documents?status=failed&limit=1")).json()).total;
+      if (request !== documentsRequest) return;
+    }
     $("docs-count").textContent = `${data.total} 件` + (failed ? `（うち失敗 ${failed} 件）` : "") +
       (data.total > data.items.length ? `・先頭の ${data.items.length} 件を表示` : "");
     if (!data.items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 5 }, "文書はありません")));
