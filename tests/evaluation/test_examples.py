@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from shirabe.evaluation.cases import Case, ExpectedSource
-from shirabe.evaluation.examples import Headings, from_cases, from_headings, question_for, topic
+from shirabe.evaluation.examples import (
+    Headings,
+    from_cases,
+    from_headings,
+    in_turns,
+    question_for,
+    topic,
+)
 
 
 @pytest.mark.parametrize(
@@ -69,12 +76,14 @@ def test_categories_take_turns() -> None:
         Headings("C規程", "人事", [("C規程", "昇給")]),
         Headings("仕様書", "製品", [("仕様書", "消費電力")]),
     ]
-    assert from_headings(docs, 3) == [
+    in_order = list(in_turns(docs, lambda d: d.category))
+    assert [d.title for d in in_order] == ["A規程", "仕様書", "B規程", "C規程"]
+    assert from_headings(in_order, 3) == [
         "A規程の賞与について教えてください",
         "仕様書の消費電力について教えてください",
         "B規程の退職金について教えてください",
     ]
-    assert len(from_headings(docs, 10)) == 4
+    assert len(from_headings(in_order, 10)) == 4
 
 
 def test_cases_are_offered_only_for_documents_the_reader_may_read() -> None:

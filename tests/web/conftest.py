@@ -13,7 +13,7 @@ import pytest
 from shirabe.server.process import free_port, running
 
 from tests.support import ROOT
-from tests.web.helpers import cli
+from tests.web.helpers import cli, sign_in
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -56,9 +56,5 @@ def page(browser: Any, server: dict[str, str]) -> Iterator[Any]:
     context = browser.new_context(locale="ja-JP")
     page = context.new_page()
     page.set_default_timeout(60_000)
-    page.goto(server["url"])
-    page.fill("#token", server["token"])
-    page.press("#token", "Enter")
-    page.wait_for_selector("#app:not([hidden])")
-    yield page
+    yield sign_in(page, server["url"], server["token"])
     context.close()

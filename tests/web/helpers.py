@@ -16,6 +16,15 @@ def cli(*args: str) -> str:
     return done.stdout.strip()
 
 
+def sign_in(page: Any, url: str, token: str) -> Any:
+    """Open the page at ``url`` and sign in with ``token``; the page, once the app shows."""
+    page.goto(url)
+    page.fill("#token", token)
+    page.press("#token", "Enter")
+    page.wait_for_selector("#app:not([hidden])")
+    return page
+
+
 def ask(page: Any, question: str) -> Any:
     before = page.locator(".msg.a").count()
     page.fill("#question", question)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import cli, upload
+from tests.web.helpers import cli, sign_in, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -55,11 +55,7 @@ def test_a_user_who_is_not_an_admin_has_no_admin_view(browser: Any, server: dict
             api(server, path, token)
         assert refused.value.code == 403
     context = browser.new_context(locale="ja-JP")
-    page = context.new_page()
-    page.goto(server["url"])
-    page.fill("#token", token)
-    page.press("#token", "Enter")
-    page.wait_for_selector("#app:not([hidden])")
+    page = sign_in(context.new_page(), server["url"], token)
     assert not page.is_visible("#tab-admin")
     page.click("#tab-docs")
     page.wait_for_function("() => document.querySelectorAll('#docs tr').length > 0")

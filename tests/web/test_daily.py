@@ -16,7 +16,7 @@ import pytest
 from shirabe.evaluation.cases import load_cases
 
 from tests.support import ROOT
-from tests.web.helpers import ask, cli, hold_answers, upload
+from tests.web.helpers import ask, cli, hold_answers, sign_in, upload
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -301,11 +301,7 @@ def test_readable_at_200_percent_zoom(browser: Any, server: dict[str, str]) -> N
     context = browser.new_context(
         locale="ja-JP", viewport={"width": 640, "height": 400}, device_scale_factor=2
     )
-    page = context.new_page()
-    page.goto(server["url"])
-    page.fill("#token", server["token"])
-    page.press("#token", "Enter")
-    page.wait_for_selector("#app:not([hidden])")
+    page = sign_in(context.new_page(), server["url"], server["token"])
     answer = ask(page, "AQ-300の重さは何kgですか？")
     assert "9.2kg" in answer.inner_text()
     wide = "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
+from typing import Any, TypeVar
 
 from shirabe.evaluation.cases import Case
 
+T = TypeVar("T")
+_NONE: Any = object()
+"""What :func:`in_turns` pads the shorter categories with."""
 _NUMBERING = re.compile(
     r"^(?:第[0-9一二三四五六七八九十百]+[章節条項部編款]|\d+(?:\.\d+)*(?:[.)]|\s)|\(\d+\)|[①-⑳])\s*"
 )
@@ -78,21 +83,24 @@ def question_for(document: Headings) -> str | None:
     return None
 
 
-def from_headings(documents: Sequence[Headings], n: int) -> list[str]:
-    """Up to ``n`` questions, taking the categories in turn so that one large folder does not
-    fill the list."""
-    by_category: dict[str, list[Headings]] = {}
-    for document in documents:
-        by_category.setdefault(document.category, []).append(document)
-    queues = [list(docs) for _, docs in sorted(by_category.items())]
+def in_turns(items: Iterable[T], category: Callable[[T], str]) -> Iterator[T]:
+    """``items`` with their categories (in name order) taking turns, each category's items in
+    their order, so that one large folder does not fill the list."""
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(category(item), []).append(item)
+    for turn in zip_longest(*(groups[name] for name in sorted(groups)), fillvalue=_NONE):
+        yield from (item for item in turn if item is not _NONE)
+
+
+def from_headings(documents: Iterable[Headings], n: int) -> list[str]:
+    """Up to ``n`` questions about ``documents``, in their order (read lazily: documents
+    after the ``n``-th question are never asked for)."""
     out: list[str] = []
-    while len(out) < n and any(queues):
-        for queue in queues:
-            while queue:
-                question = question_for(queue.pop(0))
-                if question is not None and question not in out:
-                    out.append(question)
-                    break
+    for document in documents:
+        question = question_for(document)
+        if question is not None and question not in out:
+            out.append(question)
             if len(out) >= n:
                 break
     return out

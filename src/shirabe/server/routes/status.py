@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path, PurePath
 from typing import Annotated, Any, Literal
 
@@ -11,7 +12,7 @@ from pydantic import BaseModel
 
 from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
-from shirabe.evaluation.examples import Headings, from_cases, from_headings
+from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns
 from shirabe.indexing.tags import CATEGORY
 from shirabe.records import SourceInfo
 from shirabe.server.deps import Server, ServerDep, Who
@@ -84,15 +85,8 @@ def examples(
             found = []  # a broken file is reported by `shirabe eval`; headings still serve
         if found:
             return {"items": found, "from": "cases"}
-    by_category: dict[str, list[SourceInfo]] = {}
-    for source in readable:
-        by_category.setdefault(source.metadata.get(CATEGORY, ""), []).append(source)
-    chosen: list[SourceInfo] = []
-    while len(chosen) < 3 * n and any(by_category.values()):
-        for sources in by_category.values():
-            if sources:
-                chosen.append(sources.pop(0))
-    documents = [_headings(server, s) for s in chosen]
+    chosen = islice(in_turns(readable, lambda s: s.metadata.get(CATEGORY, "")), 3 * n)
+    documents = (_headings(server, s) for s in chosen)  # passages read only as needed
     return {"items": from_headings(documents, n), "from": "headings"}
 
 

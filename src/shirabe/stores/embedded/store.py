@@ -472,7 +472,7 @@ class EmbeddedStore:
                 self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
             )
         ]
-        last = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+        last = self.ingest_runs(1)
         dim = self._meta(conn, "embedding_dim")
         size = sum(p.stat().st_size for p in self.home.rglob("*") if p.is_file())
         return IndexStatus(
@@ -482,7 +482,7 @@ class EmbeddedStore:
             embedding_model=self._meta(conn, "embedding_model"),
             embedding_dim=None if dim is None else int(dim),
             index_bytes=size,
-            last_ingest=None if last is None else dict(zip(last.keys(), tuple(last), strict=True)),
+            last_ingest=last[0] if last else None,
             home=str(self.home),
         )
 

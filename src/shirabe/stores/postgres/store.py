@@ -461,8 +461,7 @@ class PostgresStore:
 
     def ingest_runs(self, limit: int = 20) -> list[dict[str, object]]:
         with self._conn() as conn:
-            rows = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT %s", (limit,))
-            return [dict(r) for r in rows.fetchall()]
+            return _ingest_runs(conn, limit)
 
     def status(self) -> IndexStatus:
         with self._conn() as conn:
@@ -475,7 +474,7 @@ class PostgresStore:
                     self._SOURCE_SELECT + " WHERE s.status = 'failed' ORDER BY s.path"
                 ).fetchall()
             ]
-            last = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT 1").fetchone()
+            last = _ingest_runs(conn, 1)
             dim = self._meta(conn, "embedding_dim")
             size = conn.execute("SELECT pg_database_size(current_database()) AS n").fetchone()
             model = self._meta(conn, "embedding_model")
@@ -486,7 +485,7 @@ class PostgresStore:
             embedding_model=model,
             embedding_dim=None if dim is None else int(dim),
             index_bytes=int(size["n"]),
-            last_ingest=None if last is None else dict(last),
+            last_ingest=last[0] if last else None,
             home=redacted(self.url),
         )
 
@@ -503,3 +502,9 @@ def redacted(url: str) -> str:
 
 
 __all__ = ["PostgresStore", "redacted"]
+
+
+def _ingest_runs(conn: Any, limit: int) -> list[dict[str, object]]:
+    """The newest ``limit`` rows of the ingests table, newest first."""
+    rows = conn.execute("SELECT * FROM ingests ORDER BY id DESC LIMIT %s", (limit,))
+    return [dict(r) for r in rows.fetchall()]

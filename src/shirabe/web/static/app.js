@@ -282,16 +282,17 @@ function addAnswer() {
   return node;
 }
 
+// Where in its file a passage is: p.3, シート 売上, 12 行, スライド 4.
+function located(locator = {}) {
+  return [locator.page && `p.${locator.page}`, locator.sheet && `シート ${locator.sheet}`,
+    locator.row && `${locator.row} 行`, locator.slide && `スライド ${locator.slide}`].filter(Boolean);
+}
+
 function place(citation) {
   if (citation.label) return citation.label;
   const parts = [citation.source];
   if (citation.heading_path.length) parts.push(citation.heading_path.join(" > "));
-  const where = citation.locator || {};
-  if (where.page) parts.push(`p.${where.page}`);
-  if (where.sheet) parts.push(`シート ${where.sheet}`);
-  if (where.row) parts.push(`${where.row} 行`);
-  if (where.slide) parts.push(`スライド ${where.slide}`);
-  return parts.join(" › ");
+  return [...parts, ...located(citation.locator || {})].join(" › ");
 }
 
 // Markdown as DOM nodes, never as HTML: paragraphs, lists, tables, code blocks, **bold**
@@ -511,8 +512,7 @@ async function openDocument({ chunk = null, id = null, source = null }) {
     const section = el("section", { class: "passage", id: `passage-${passage.chunk_id}` });
     if (where && where !== heading) section.append(el("h3", {}, where));
     heading = where;
-    const locator = passage.locator || {};
-    const at = [locator.page && `p.${locator.page}`, locator.sheet && `シート ${locator.sheet}`, locator.slide && `スライド ${locator.slide}`].filter(Boolean).join(" ");
+    const at = located(passage.locator || {}).join(" ");
     if (at) section.append(el("p", { class: "hint" }, at));
     section.append(markdown(passage.text));
     if (passage.chunk_id === chunk) { section.classList.add("cited"); target = section; }
