@@ -11,6 +11,7 @@ from shirabe.evaluation.examples import (
     from_headings,
     in_turns,
     question_for,
+    title_of,
     topic,
 )
 
@@ -44,6 +45,14 @@ from shirabe.evaluation.examples import (
 )
 def test_topic(heading: str, expected: str | None) -> None:
     assert topic(heading) == expected
+
+
+def test_the_title_heads_every_path() -> None:
+    titled = [("休暇規程",), ("休暇規程", "第1章 総則"), ("休暇規程", "第2章 年次有給休暇")]
+    assert title_of(titled, "休暇規程") == "休暇規程"
+    chapters = [("第1章 総則", "第1条（目的）"), ("第2章 旅費", "第5条（日当）")]
+    assert title_of(chapters, "経費精算規程") == "経費精算規程"
+    assert title_of([("お知らせ",)], "掲示") == "掲示"
 
 
 def test_a_short_title_is_put_before_the_heading() -> None:

@@ -47,6 +47,13 @@ class Headings:
     paths: Sequence[Sequence[str]]
 
 
+def title_of(paths: Sequence[Sequence[str]], name: str) -> str:
+    """A document's title: the heading above all its others, else its file ``name`` (first
+    headings that differ, such as 第1章 and 第2章, are chapters, not a title)."""
+    titled = {path[0] for path in paths if len(path) >= 2}
+    return titled.pop() if len(titled) == 1 else name
+
+
 def topic(heading: str) -> str | None:
     """A heading without its numbering (第2章, 1., (3)), or None when nothing worth asking
     about is left (a bare number, a generic heading such as 総則)."""

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
-from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns
+from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns, title_of
 from shirabe.indexing.tags import CATEGORY
 from shirabe.records import SourceInfo
 from shirabe.server.deps import Server, ServerDep, Who
@@ -101,6 +101,5 @@ def _headings(server: Server, source: SourceInfo) -> Headings:
     for chunk in server.shirabe.store.source_chunks(source.path):
         if chunk.heading_path and tuple(chunk.heading_path) not in paths:
             paths.append(tuple(chunk.heading_path))
-    titled = [p[0] for p in paths if len(p) >= 2]
-    title = titled[0] if titled else PurePath(source.path).stem
+    title = title_of(paths, PurePath(source.path).stem)
     return Headings(title, source.metadata.get(CATEGORY, ""), paths)
