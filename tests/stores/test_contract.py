@@ -405,6 +405,13 @@ def test_ingests_and_status(store: Store, kind: str, where: str) -> None:
     assert status.home == (where if kind == "embedded" else redacted(where))
     assert status.last_ingest is not None
     assert datetime.fromisoformat(str(status.last_ingest["finished_at"])) >= started
+    runs = store.ingest_runs()
+    assert [(r["seconds"], r["added"], r["updated"], r["failed"]) for r in runs] == [
+        (0.25, 0, 1, 0),
+        (2.5, 2, 0, 1),
+    ]  # newest first
+    assert runs[0] == status.last_ingest
+    assert [r["seconds"] for r in store.ingest_runs(limit=1)] == [0.25]
 
 
 def test_a_closed_store_opens_again_with_everything_in_it(
