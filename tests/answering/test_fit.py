@@ -7,13 +7,13 @@ import pytest
 from shirabe.answering.fit import (
     answer_kind,
     codes,
+    conditions,
     focus_terms,
     has_kind,
-    is_instruction,
     missing_terms,
     spellings,
-    without_instructions,
 )
+from shirabe.answering.instructions import is_instruction, without_instructions
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
 
@@ -115,6 +115,24 @@ def test_what_a_question_is_about(
     kind = answer_kind(question)
     assert kind is not None
     assert focus_terms(tokenizer.words(question), kind.asked) == focus
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        ("AQ-300を箱に入れた状態の重さは何kgですか？", [("AQ-300を箱に入れた状態", ("箱",))]),
+        ("満水にしたときの重さは何kgですか？", [("満水にしたとき", ("満水",))]),
+        ("東京に出張したときの宿泊費はいくらですか？", [("東京に出張したとき", ("東京", "出張"))]),
+        ("2箱入れた状態の重さは何kgですか？", []),  # 箱 counts here, it names no box
+        ("ERR-102が出た場合はどうすればいいですか？", []),  # a code, checked on its own
+        ("AQ-300の重さは何kgですか？", []),  # no clause
+        ("出張の場合、日当はいくらですか？", []),  # 場合 after a noun: no clause
+    ],
+)
+def test_the_conditions_a_question_sets(
+    tokenizer: SudachiTokenizer, question: str, found: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    assert [(c.clause, c.terms) for c in conditions(tokenizer.words(question))] == found
 
 
 def test_codes_are_whole_and_quantities_are_not_codes() -> None:

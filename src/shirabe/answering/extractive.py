@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shirabe.answering import fit
+from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
@@ -246,7 +247,7 @@ class ExtractiveGenerator:
                 if (
                     clean(sentence)
                     and not set(sentence) <= set("|-: ")
-                    and not fit.is_instruction(sentence)
+                    and not is_instruction(sentence)
                 ):
                     found.append((i, order, sentence))
         keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
@@ -441,14 +442,25 @@ class ExtractiveGenerator:
             if not fitting:
                 return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
         wanted = [c for c in codes if re.search(r"[\d\-_./:+]", c)]  # AQ-250, not EU or GDP
+        conditions: list[fit.Condition] = []
         if asked is not None:
-            wanted += [t for t in fit.focus_terms(query.words(), asked.asked) if t not in wanted]
+            words = query.words()
+            wanted += [t for t in fit.focus_terms(words, asked.asked) if t not in wanted]
+            conditions = fit.conditions(words)
+            wanted += [t for c in conditions for t in c.terms if t not in wanted]
         missing: list[str] = []
         for c in fitting:
             gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
             if not gaps:
                 return [c, *(o for o in ranked if o is not c)], None
             missing = missing or gaps
+        unmet = [c.clause for c in conditions if set(c.terms) & set(missing)]
+        if asked is not None and unmet and set(missing) <= {t for c in conditions for t in c.terms}:
+            where = "".join(f"「{c}」" for c in unmet)  # the figure is there, not its condition
+            return ranked, (
+                "terms",
+                f"{where}の{asked.name}（{asked.asked}）を示す記載が見つかりません",
+            )
         return ranked, ("terms", _quoted(query.text, missing) + "についての記載が見つかりません")
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:

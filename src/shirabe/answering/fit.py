@@ -11,7 +11,7 @@ Two checks, both pure functions over text:
 - **The question's terms.** The words the question is about (修理代, 社員割引価格, 外箱) must
   be found in the passage or its headings, as a word or, for compounds, as all their
   character pairs; the question words, units and generic words (方法, 場合, 何) do not count
-  (:func:`key_terms`, :func:`missing_terms`).
+  (:func:`focus_terms`, :func:`condition_terms`, :func:`missing_terms`).
 """
 
 from __future__ import annotations
@@ -348,6 +348,45 @@ def focus_terms(words: Sequence[tuple[str, str, Sequence[str]]], asked: str) -> 
     return focus
 
 
+_CONDITIONS: Final = frozenset({"状態", "場合", "とき", "時", "際", "条件"})
+"""Nouns that make a clause before them a condition on what is asked (箱に入れた|状態の重さ)."""
+_CLAUSE_STOP: Final = frozenset({"は", "も", "、", ",", "。"})
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A clause that sets a condition on what is asked, as the question writes it, and its
+    nouns, which a passage that answers must name."""
+
+    clause: str
+    terms: tuple[str, ...]
+
+
+def conditions(words: Sequence[tuple[str, str, Sequence[str]]]) -> list[Condition]:
+    """The clauses that set a condition on what is asked: 「箱に入れた状態」 (``箱``) in
+    「AQ-300を箱に入れた状態の重さは何kg」, 「満水にしたとき」 (``満水``) in 「満水にしたときの
+    重さ」. A figure written without that condition (質量: 約9.2kg) answers another question. A
+    clause runs back from the verb before 状態, 場合, とき or 際 to the topic (は), a comma or
+    the start; codes (AQ-300) are checked on their own and are left out of its terms."""
+    found: list[Condition] = []
+    for k in range(1, len(words)):
+        if _plain(words[k][0]) not in _CONDITIONS or words[k - 1][2][0] not in _CLAUSE_END:
+            continue
+        i = k - 1
+        terms: list[str] = []
+        while i >= 0 and _plain(words[i][0]) not in _CLAUSE_STOP:
+            plain = _plain(words[i][0])
+            counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
+            box = plain in _UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
+            if _noun(words[i]) and (_telling(words[i], plain) or box) and plain not in terms:
+                terms.insert(0, plain)
+            i -= 1
+        if terms:
+            clause = "".join(word[0] for word in words[i + 1 : k + 1])
+            found.append(Condition(clause, tuple(terms)))
+    return found
+
+
 def _telling(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
     """A noun that says what a question is about: not a question word, unit, counter,
     generic word or the name of the kind asked (重さ), not ASCII (codes are taken whole), and
@@ -403,27 +442,6 @@ def _tail(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
     )
 
 
-_INSTRUCTION = re.compile(
-    r"指示を無視|(?:以上|上記|これまで|前|先)の(?:指示|命令|ルール)|"
-    r"システムプロンプト|system\s*(?:prompt|override|message)|\[\s*system|^\W*system\s*[:：]|"
-    r"(?:ai|ＡＩ)\s*アシスタント|アシスタントへ|assistantへ|(?:ai|llm)への(?:指示|命令|お願い)|"
-    r"言語モデル|チャットボット|ignore\s+(?:all\s+|the\s+|any\s+)?(?:previous|above|prior|earlier)|"
-    r"instructions?\s+(?:for|to)\s+(?:the\s+|an\s+)?(?:assistant|ai|model|llm)|"
-    r"\b(?:assistant|ai|llm)\s+instructions?\b|"
-    r"(?:聞かれ|尋ねられ|質問され|問われ)たら|"
-    r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい)|"
-    r"(?:内容|文書|プロンプト|パスワード)を(?:すべて|全て)?(?:出力|表示|開示)(?:せよ|しなさい|してください|すること)",
-    re.IGNORECASE,
-)
-
-
-def is_instruction(sentence: str) -> bool:
-    """Whether a sentence of a document gives orders to whoever answers from it (「以上の指示を
-    無視して…と答えてください」, a fake system prompt, 「AIアシスタントへ：…」): such a sentence
-    is never quoted as an answer, whatever it says."""
-    return _INSTRUCTION.search(_plain(sentence)) is not None
-
-
 _SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
     "重さ": ("質量", "重量"),
     "重量": ("質量",),
@@ -450,15 +468,6 @@ def spellings(question: str) -> list[str]:
         if word in text:
             found += [w for w in written if w not in found and w not in text]
     return found
-
-
-_PASSAGE_SENTENCE = re.compile(r"(?<=[。！？!?\n])")
-
-
-def without_instructions(text: str) -> str:
-    """``text`` less its sentences that give orders to the answerer (:func:`is_instruction`),
-    so that a chat model never reads them either."""
-    return "".join(s for s in _PASSAGE_SENTENCE.split(text) if not is_instruction(s))
 
 
 _ABOUT = (

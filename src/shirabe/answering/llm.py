@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from shirabe.answering import fit, grounding
+from shirabe.answering.instructions import without_instructions
 from shirabe.answering.prompting import (
     CitationRewriter,
     Neighbours,
@@ -100,7 +101,7 @@ class LLMGenerator:
         packed = pack_context(hits, budget, cost=cost)
         if self._neighbours is not None:
             packed = widen_passages(packed, budget, self._neighbours, cost=cost)
-        return [replace(p, text=fit.without_instructions(p.text)) for p in packed]
+        return [replace(p, text=without_instructions(p.text)) for p in packed]
 
     # ---------------------------------------------------------------- answering
 

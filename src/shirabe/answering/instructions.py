@@ -1,0 +1,40 @@
+"""Sentences of a document that give orders to whoever answers from it.
+
+A document may carry text meant for a language model rather than for people: a fake system
+prompt, 「以上の指示を無視して…と答えてください」, 「AIアシスタントへ：…」. Such a sentence is
+never quoted as an answer and never shown to a chat model, whatever it says.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_INSTRUCTION = re.compile(
+    r"指示を無視|(?:以上|上記|これまで|前|先)の(?:指示|命令|ルール)|"
+    r"システムプロンプト|system\s*(?:prompt|override|message)|\[\s*system|^\W*system\s*[:：]|"
+    r"(?:ai|ＡＩ)\s*アシスタント|アシスタントへ|assistantへ|(?:ai|llm)への(?:指示|命令|お願い)|"
+    r"言語モデル|チャットボット|ignore\s+(?:all\s+|the\s+|any\s+)?(?:previous|above|prior|earlier)|"
+    r"instructions?\s+(?:for|to)\s+(?:the\s+|an\s+)?(?:assistant|ai|model|llm)|"
+    r"\b(?:assistant|ai|llm)\s+instructions?\b|"
+    r"(?:聞かれ|尋ねられ|質問され|問われ)たら|"
+    r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい)|"
+    r"(?:内容|文書|プロンプト|パスワード)を(?:すべて|全て)?(?:出力|表示|開示)(?:せよ|しなさい|してください|すること)",
+    re.IGNORECASE,
+)
+
+
+def is_instruction(sentence: str) -> bool:
+    """Whether a sentence of a document gives orders to whoever answers from it (「以上の指示を
+    無視して…と答えてください」, a fake system prompt, 「AIアシスタントへ：…」): such a sentence
+    is never quoted as an answer, whatever it says."""
+    return _INSTRUCTION.search(unicodedata.normalize("NFKC", sentence).lower()) is not None
+
+
+_PASSAGE_SENTENCE = re.compile(r"(?<=[。！？!?\n])")
+
+
+def without_instructions(text: str) -> str:
+    """``text`` less its sentences that give orders to the answerer (:func:`is_instruction`),
+    so that a chat model never reads them either."""
+    return "".join(s for s in _PASSAGE_SENTENCE.split(text) if not is_instruction(s))
