@@ -446,7 +446,8 @@ class ExtractiveGenerator:
         if asked is not None:
             words = query.words()
             wanted += [t for t in fit.focus_terms(words, asked.asked) if t not in wanted]
-            conditions = fit.conditions(words)
+            if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
+                conditions = fit.conditions(words)
             wanted += [t for c in conditions for t in c.terms if t not in wanted]
         missing: list[str] = []
         for c in fitting:

@@ -232,7 +232,7 @@ _GENERIC_WORDS = """
 知る 分かる わかる 良い いい よい する ある いる なる できる 出来る 言う
 思う 必要 要る 受ける 使う 行う 得る もらう 貰う 場所 日 人 件 回 円 番
 号 つ 全部 全体 実際 大体 およそ 約 各 毎 今 今回 普通 一般 ください
-下さい 欲しい 頂く いただく 可能 ござる 会社 当社 弊社
+下さい 欲しい 頂く いただく 可能 ござる 会社 当社 弊社 自分
 """
 _GENERIC: Final = frozenset(_GENERIC_WORDS.split())
 _KANA_TAIL = re.compile(r"[ぁ-ゖ]+$")
@@ -353,10 +353,14 @@ _CONDITIONS: Final = frozenset({"状態", "場合", "とき", "時", "際", "条
 _CLAUSE_STOP: Final = frozenset({"は", "も", "、", ",", "。"})
 
 
+FIGURES: Final = frozenset({"money", "number", "time"})
+"""Kinds of fact a condition changes; documents state a way or a person under a condition in
+other words than the question's (急に熱が出たとき → 当日の体調不良)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Condition:
-    """A clause that sets a condition on what is asked, as the question writes it, and its
-    nouns, which a passage that answers must name."""
+    """A clause setting a condition on what is asked, and its nouns a passage must name."""
 
     clause: str
     terms: tuple[str, ...]
@@ -364,10 +368,9 @@ class Condition:
 
 def conditions(words: Sequence[tuple[str, str, Sequence[str]]]) -> list[Condition]:
     """The clauses that set a condition on what is asked: 「箱に入れた状態」 (``箱``) in
-    「AQ-300を箱に入れた状態の重さは何kg」, 「満水にしたとき」 (``満水``) in 「満水にしたときの
-    重さ」. A figure written without that condition (質量: 約9.2kg) answers another question. A
-    clause runs back from the verb before 状態, 場合, とき or 際 to the topic (は), a comma or
-    the start; codes (AQ-300) are checked on their own and are left out of its terms."""
+    「AQ-300を箱に入れた状態の重さは何kg」. A figure written without it (質量: 約9.2kg) answers
+    another question. A clause runs back from the verb before 状態, 場合, とき or 際 to the
+    topic (は), a comma or the start; codes (AQ-300) are checked on their own."""
     found: list[Condition] = []
     for k in range(1, len(words)):
         if _plain(words[k][0]) not in _CONDITIONS or words[k - 1][2][0] not in _CLAUSE_END:
