@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
         ("AQ-300の開発責任者は誰ですか？", "「責任者」"),
         ("AQ-250の集じんフィルターはいくらですか？", "「AQ-250」"),
         ("本社ビルのAEDはどこにありますか？", "「AED」についての記載が見つかりません"),
+        ("AQ-300の加湿トレイには水が何mL入りますか？", "表には「加湿フィルター」"),  # another row
     ],
 )
 def test_a_near_miss_is_refused_with_its_reason(

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.extractive import (
-    clean,
-    clip,
-    coverage,
-    evidence,
-    table_header,
-    with_header,
-)
+from shirabe.answering.extractive import clip, coverage, evidence
 from shirabe.answering.fit import answer_kind, short_answer
+from shirabe.answering.tables import clean, names_row, other_row, table_header, with_header
 from shirabe.records import Chunk, Hit
 
 
@@ -104,3 +98,49 @@ def test_the_asked_figure_alone_as_a_first_line(
     kind = answer_kind(question)
     assert kind is not None
     assert short_answer(kind, line) == short
+
+
+@pytest.mark.parametrize(
+    ("cell", "question", "named"),
+    [
+        ("住民票の写し", "コンビニで住民票を出すと1枚いくら？", True),  # 住民 and 民票
+        ("住民票記載事項証明書", "戸籍謄本を窓口でとると1通いくら？", False),
+        ("所得・課税証明書", "納税証明書を1枚とると手数料はいくら？", False),  # 3 of 7 pairs
+        ("3年6か月", "勤続3年6か月の社員の有給休暇は何日？", True),  # written as in the question
+        ("AQF-30H（集じん）", "AQF-30Hはいくら？", True),  # a code
+        ("B", "手数料が800円の区分は何cm？", False),
+        ("65歳以上の方", "70歳の父がプールを使うといくら？", True),  # in the range
+        ("65歳以上の方", "60歳の母がプールを使うといくら？", False),
+        ("0歳～3歳未満", "2歳の子の手当はいくら？", True),
+        ("0歳～3歳未満", "3歳の子の手当はいくら？", False),  # 未満 excludes 3
+        ("6人以下", "5人で使うといくら？", True),
+        ("6人以下", "5歳の子はいくら？", False),  # another unit
+    ],
+)
+def test_a_question_names_a_table_cell(cell: str, question: str, named: bool) -> None:
+    assert names_row(cell, question) is named
+
+
+FEES = """## 交付手数料
+
+| 証明書 | 手数料 |
+| --- | --- |
+| 住民票の写し | 300円 |
+| 住民票記載事項証明書 | 300円 |
+| 本体の質量 | 約9.2kg |
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "row", "other"),
+    [
+        ("戸籍謄本は1通いくら？", "| 住民票記載事項証明書 | 300円 |", "住民票記載事項証明書"),
+        ("住民票は1通いくら？", "| 住民票の写し | 300円 |", None),
+        ("重さは何kg？", "| 本体の質量 | 約9.2kg |", None),  # a key naming the kind of fact
+        ("戸籍謄本は1通いくら？", "住民票の写しは300円です。", None),  # no table row
+    ],
+)
+def test_a_row_about_something_else(question: str, row: str, other: str | None) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert other_row(question, kind, FEES, row) == other

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shirabe.answering import fit
+from shirabe.answering import fit, tables
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
@@ -45,62 +45,6 @@ def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> flo
     return sum(weight(t) for t in wanted & have) / total
 
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
-
-
-_ALIGNED = re.compile(r"^([^\s:：|]{0,19}[^\s:：|\u3041-\u309f])[ \u3000]{2,}(\S.*[^。.])$")
-"""A row of a table laid out with spaces, as plain-text rule books write them:
-``部長　　　　１泊あたり１４，０００円``; not prose (a label ending in a particle such as
-``は``, or a line ending in ``。``)."""
-_SPACES = re.compile(r"[ \u3000]+")
-
-
-def clean(sentence: str) -> str:
-    """A sentence as quoted in an answer: without list markers or table pipes; a row laid out
-    with spaces as ``項目: 値``; runs of spaces (full-width too) as one space."""
-    text = _LIST_MARKER.sub("", sentence).strip()
-    if text.startswith("|") and text.endswith("|"):
-        text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
-    aligned = _ALIGNED.match(text)
-    if aligned:
-        text = f"{aligned[1]}: {aligned[2]}"
-    return _SPACES.sub(" ", text)
-
-
-def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
-
-
-def table_header(text: str, row: str) -> list[str] | None:
-    """The header cells of the Markdown table in ``text`` that holds ``row``; None when the
-    row is in no table, is the header itself, or the table has no header."""
-    lines = [line.strip() for line in text.splitlines()]
-    wanted = row.strip()
-    for i, line in enumerate(lines):
-        if line != wanted or not line.startswith("|"):
-            continue
-        top = i
-        while top > 0 and lines[top - 1].startswith("|"):
-            top -= 1
-        if top + 1 < len(lines) and set(lines[top + 1]) <= set("|-: ") and i > top + 1:
-            return _cells(lines[top])
-        return None
-    return None
-
-
-def with_header(row: str, header: Sequence[str]) -> str:
-    """A table row as 項目: 値 pairs: ``質量: 約9.2kg`` for a two-column table, else the row's
-    key then each header with its cell (``メーカー希望小売価格（税込） — AQ-300（新製品）:
-    54,780円 / AQ-250（従来機種）: 43,780円``), so that no figure loses its column."""
-    cells = _cells(row)
-    if len(cells) != len(header) or len(cells) < 2:
-        return clean(row)
-    if len(cells) == 2:
-        return _SPACES.sub(" ", f"{cells[0]}: {cells[1]}")
-    pairs = " / ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True) if c)
-    return _SPACES.sub(" ", f"{cells[0]} — {pairs}")
-
-
 def clip(text: str, limit: int) -> str:
     """Shorten ``text`` to at most ``limit`` characters, marking the cut."""
     if len(text) <= limit:
@@ -127,31 +71,20 @@ def _cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     )
     cases: list[Candidate] = []
     for c in following:
-        if c.order != intro.order + 1 + len(cases) or not _is_item(c.text):
+        if c.order != intro.order + 1 + len(cases) or not tables.is_item(c.text):
             break
         cases.append(c)
     return cases
 
 
-def _is_item(text: str) -> bool:
-    """A list item, a table row or a row laid out with spaces: not a sentence of prose."""
-    stripped = text.strip()
-    return bool(
-        _LIST_MARKER.match(stripped)
-        or stripped.startswith("|")
-        or _ALIGNED.match(stripped)
-        or (len(stripped) <= 30 and not stripped.endswith("。"))
-    )
-
-
 def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
     """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
     header = (
-        table_header(hits[c.hit_index].chunk.text, c.text)
+        tables.table_header(hits[c.hit_index].chunk.text, c.text)
         if c.text.lstrip().startswith("|")
         else None
     )
-    return with_header(c.text, header) if header else clean(c.text)
+    return tables.with_header(c.text, header) if header else tables.clean(c.text)
 
 
 def _absent(codes: Sequence[str], hits: Sequence[Hit]) -> list[str]:
@@ -245,7 +178,7 @@ class ExtractiveGenerator:
         for i, hit in enumerate(hits):
             for order, sentence in enumerate(split_sentences(hit.chunk.text)):
                 if (
-                    clean(sentence)
+                    tables.clean(sentence)
                     and not set(sentence) <= set("|-: ")
                     and not is_instruction(sentence)
                 ):
@@ -449,12 +382,25 @@ class ExtractiveGenerator:
             if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
                 conditions = fit.conditions(words)
             wanted += [t for c in conditions for t in c.terms if t not in wanted]
+        figure = asked if asked is not None and asked.kind in fit.FIGURES else None
         missing: list[str] = []
+        others: list[str] = []  # keys of rows holding the figure of something else
         for c in fitting:
             gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
-            if not gaps:
+            other = figure and tables.other_row(
+                query.text, figure, hits[c.hit_index].chunk.text, c.text
+            )
+            if not gaps and not other:
                 return [c, *(o for o in ranked if o is not c)], None
+            if not gaps and other:
+                others += [other] if other not in others else []  # 住民票 asked of 戸籍謄本
             missing = missing or gaps
+        if figure and others:
+            keys = "".join(f"「{k}」" for k in others[:3])
+            return ranked, (
+                "terms",
+                f"表には{keys}の{figure.name}がありますが、質問のものについての記載は見つかりません",
+            )
         unmet = [c.clause for c in conditions if set(c.terms) & set(missing)]
         if asked is not None and unmet and set(missing) <= {t for c in conditions for t in c.terms}:
             where = "".join(f"「{c}」" for c in unmet)  # the figure is there, not its condition
@@ -469,7 +415,7 @@ class ExtractiveGenerator:
         such as 管理番号) and the best-matching fields, in row order, as ``field / field``."""
         top = ranked[0].hit_index
         lines = [c for c in ranked if c.hit_index == top]  # best first
-        by_order = {c.order: clean(c.text) for c in lines}
+        by_order = {c.order: tables.clean(c.text) for c in lines}
         first = min(by_order)
         chosen = {first}
         used = len(by_order[first]) + 3

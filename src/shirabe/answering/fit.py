@@ -241,7 +241,7 @@ _CONTENT_POS: Final = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
 _SKIP_SUB: Final = frozenset({"数詞", "助数詞", "非自立可能"})
 
 
-def _is_cjk(ch: str) -> bool:
+def is_cjk(ch: str) -> bool:
     return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or ch in "々〆ヶ"
 
 
@@ -262,7 +262,7 @@ def codes(question: str) -> list[str]:
 
 
 def _pairs(text: str) -> set[str]:
-    return {a + b for a, b in pairwise(text) if _is_cjk(a) and _is_cjk(b)}
+    return {a + b for a, b in pairwise(text) if is_cjk(a) and is_cjk(b)}
 
 
 def covered(term: str, context: str, context_pairs: set[str]) -> bool:
@@ -271,7 +271,7 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
     by 修理 alone)."""
     if term in context:
         return True
-    if len(term) >= 2 and all(_is_cjk(ch) for ch in term):
+    if len(term) >= 2 and all(is_cjk(ch) for ch in term):
         pairs = _pairs(term)
         return bool(pairs) and pairs <= context_pairs
     return False
@@ -306,7 +306,7 @@ _ATTRIBUTE_WORDS = """
     時間 期間 期限 日数 人数 件数 回数 台数 個数 日時 日程 時刻 時期 場所 数 量 温度 西暦 和暦
     人物 者 方 国 都市 地域 組織 団体 名前 名称 作品
 """
-_ATTRIBUTES: Final = frozenset(_ATTRIBUTE_WORDS.split())
+ATTRIBUTES: Final = frozenset(_ATTRIBUTE_WORDS.split())
 """Nouns that name the kind of fact asked (重さ for 何kg, 人物 for 誰); the kind check
 covers them, and documents write them in other words (質量, 本体質量) or not at all."""
 _LIGHT_VERBS: Final = frozenset(
@@ -399,7 +399,7 @@ def _telling(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
         and word[1] not in _GENERIC
         and plain not in _UNITS
         and plain not in _PER
-        and plain not in _ATTRIBUTES
+        and plain not in ATTRIBUTES
         and not plain.isascii()
         and not plain.startswith("何")
         and (len(plain) > 1 or ("\u3400" <= plain <= "\u9fff" and word[2][0] == "名詞"))
@@ -414,7 +414,7 @@ def key_nouns(
     found: list[str] = []
     for word in words:
         plain = _plain(word[0])
-        telling = _telling(word, plain) or (attributes and plain in _ATTRIBUTES and len(plain) > 1)
+        telling = _telling(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
         if _noun(word) and telling and plain not in found:
             found.append(plain)
     return found
@@ -445,7 +445,7 @@ def _tail(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
     )
 
 
-_SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
+SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
     "重さ": ("質量", "重量"),
     "重量": ("質量",),
     "大きさ": ("寸法", "外形寸法", "サイズ"),
@@ -467,7 +467,7 @@ def spellings(question: str) -> list[str]:
     """The words documents use for the attributes a question names (重さ → 質量, 重量)."""
     text = _plain(question)
     found: list[str] = []
-    for word, written in _SPELLINGS.items():
+    for word, written in SPELLINGS.items():
         if word in text:
             found += [w for w in written if w not in found and w not in text]
     return found

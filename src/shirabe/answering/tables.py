@@ -1,0 +1,157 @@
+"""Table rows in answers: how a row is quoted (``項目: 値`` with its header), and whether a
+row is the one the question names (住民票の写し, not 住民票記載事項証明書, for 住民票の手数料)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from itertools import pairwise
+
+from shirabe.answering import fit
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+_LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
+
+
+_ALIGNED = re.compile(r"^([^\s:：|]{0,19}[^\s:：|\u3041-\u309f])[ \u3000]{2,}(\S.*[^。.])$")
+"""A row of a table laid out with spaces, as plain-text rule books write them:
+``部長　　　　１泊あたり１４，０００円``; not prose (a label ending in a particle such as
+``は``, or a line ending in ``。``)."""
+_SPACES = re.compile(r"[ \u3000]+")
+
+
+def clean(sentence: str) -> str:
+    """A sentence as quoted in an answer: without list markers or table pipes; a row laid out
+    with spaces as ``項目: 値``; runs of spaces (full-width too) as one space."""
+    text = _LIST_MARKER.sub("", sentence).strip()
+    if text.startswith("|") and text.endswith("|"):
+        text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
+    aligned = _ALIGNED.match(text)
+    if aligned:
+        text = f"{aligned[1]}: {aligned[2]}"
+    return _SPACES.sub(" ", text)
+
+
+def is_item(text: str) -> bool:
+    """A list item, a table row or a row laid out with spaces: not a sentence of prose."""
+    stripped = text.strip()
+    return bool(
+        _LIST_MARKER.match(stripped)
+        or stripped.startswith("|")
+        or _ALIGNED.match(stripped)
+        or (len(stripped) <= 30 and not stripped.endswith("。"))
+    )
+
+
+def row_cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def table_header(text: str, row: str) -> list[str] | None:
+    """The header cells of the Markdown table in ``text`` that holds ``row``; None when the
+    row is in no table, is the header itself, or the table has no header."""
+    lines = [line.strip() for line in text.splitlines()]
+    wanted = row.strip()
+    for i, line in enumerate(lines):
+        if line != wanted or not line.startswith("|"):
+            continue
+        top = i
+        while top > 0 and lines[top - 1].startswith("|"):
+            top -= 1
+        if top + 1 < len(lines) and set(lines[top + 1]) <= set("|-: ") and i > top + 1:
+            return row_cells(lines[top])
+        return None
+    return None
+
+
+def with_header(row: str, header: Sequence[str]) -> str:
+    """A table row as 項目: 値 pairs: ``質量: 約9.2kg`` for a two-column table, else the row's
+    key then each header with its cell (``メーカー希望小売価格（税込） — AQ-300（新製品）:
+    54,780円 / AQ-250（従来機種）: 43,780円``), so that no figure loses its column."""
+    cells = row_cells(row)
+    if len(cells) != len(header) or len(cells) < 2:
+        return clean(row)
+    if len(cells) == 2:
+        return _SPACES.sub(" ", f"{cells[0]}: {cells[1]}")
+    pairs = " / ".join(f"{h}: {c}" for h, c in zip(header[1:], cells[1:], strict=True) if c)
+    return _SPACES.sub(" ", f"{cells[0]} — {pairs}")
+
+
+def names_kind(cell: str) -> bool:
+    """Whether a table cell names a kind of fact (質量, 希望小売価格) rather than a thing."""
+    plain = _plain(cell)
+    kinds = fit.ATTRIBUTES | {w for ws in fit.SPELLINGS.values() for w in ws}
+    return any(len(word) > 1 and word in plain for word in kinds)
+
+
+_RANGE = re.compile(
+    r"(\d+)\s*(歳|才|人|cm|kg|m|時間|日|か月|年)?\s*(以上|以下|未満|超|[～〜~\-－])\s*(?:(\d+)\s*\2?)?"
+)
+_AMOUNT = re.compile(r"(\d+)\s*(歳|才|人|cm|kg|m|時間|日|か月|年)")
+
+
+def _in_range(cell: str, question: str) -> bool:
+    """Whether a figure of the question falls in a range the cell states (70歳 in 65歳以上,
+    2歳 in 0歳～3歳未満), counted in the same unit."""
+    for m in _RANGE.finditer(cell):
+        low, unit, bound, high = int(m[1]), m[2], m[3], m[4]
+        unit = (
+            unit or (re.match(r"\s*(歳|才|人|cm|kg|m|時間|日|か月|年)", cell[m.end() :]) or [""])[0]
+        )
+        for q in _AMOUNT.finditer(question):
+            if unit and q[2] != unit.strip():
+                continue
+            n = int(q[1])
+            below = cell[m.end() : m.end() + 2] == "未満"
+            if bound in {"以上", "超"} and (n > low if bound == "超" else n >= low):
+                return True
+            if bound in {"以下", "未満"} and (n < low if bound == "未満" else n <= low):
+                return True
+            if high is not None and low <= n and (n < int(high) if below else n <= int(high)):
+                return True
+    return False
+
+
+def _named_pairs(text: str) -> set[str]:
+    """Character pairs of kanji and katakana (particles and okurigana left out)."""
+    return {
+        a + b
+        for a, b in pairwise(text)
+        if fit.is_cjk(a) and fit.is_cjk(b) and a >= "\u30a0" and b >= "\u30a0"
+    }
+
+
+def names_row(cell: str, question: str) -> bool:
+    """Whether a question names a table cell: half of its kanji and katakana pairs are in the
+    question (住民票 for 住民票の写し), a code or number of it is (AQF-30H, 800円), or a figure
+    of the question falls in its range (70歳 in 65歳以上)."""
+    plain, asked = _plain(cell), _plain(question)
+    if plain in asked:
+        return True  # 3年6か月
+    pairs = _named_pairs(plain)
+    if pairs and len(pairs & _named_pairs(asked)) * 2 >= len(pairs):
+        return True
+    if any(len(w) > 1 and w in asked for w in re.findall(r"[0-9a-z][0-9a-z\-.,]*", plain)):
+        return True
+    return _in_range(plain, asked)
+
+
+def other_row(question: str, asked: fit.AnswerKind, text: str, line: str) -> str | None:
+    """The key of a table row (its first cell) when the row is about something the question
+    does not name: none of its cells but those holding the asked kind of fact is named by the
+    question, and its key does not name a kind of fact (質量, 価格). None for a row the question
+    names, or a line that is no table row."""
+    if not line.lstrip().startswith("|") or table_header(text, line) is None:
+        return None
+    row = [c for c in row_cells(line) if c]
+    if not row or names_kind(row[0]):
+        return None
+    named = [row[0], *(c for c in row[1:] if not fit.has_kind(asked, c))]
+    if any(names_row(c, question) for c in named):
+        return None
+    return row[0]
