@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from shirabe.answering.asking import action_terms, conditions, focus_terms
 from shirabe.answering.fit import (
     answer_kind,
     codes,
-    conditions,
-    focus_terms,
     has_kind,
     missing_terms,
     spellings,
@@ -133,6 +132,25 @@ def test_the_conditions_a_question_sets(
     tokenizer: SudachiTokenizer, question: str, found: list[tuple[str, tuple[str, ...]]]
 ) -> None:
     assert [(c.clause, c.terms) for c in conditions(tokenizer.words(question))] == found
+
+
+@pytest.mark.parametrize(
+    ("question", "action"),
+    [
+        ("ミナモリンクのアカウントを削除するにはどうすればいいですか？", ["削除"]),
+        ("有給休暇を申請する方法は？", ["申請"]),
+        ("延長保証に加入するための手順は？", ["加入"]),
+        ("ERR-105が表示されたらどうすればいいですか？", []),  # a condition, not the action
+        ("パスワードを忘れたらどうすればいいですか？", []),  # a verb of its own
+        ("AQ-300を工場出荷時の状態に戻す方法を教えてください", []),
+    ],
+)
+def test_the_action_a_way_of_doing_is_asked_for(
+    tokenizer: SudachiTokenizer, question: str, action: list[str]
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None and kind.kind == "procedure"
+    assert action_terms(tokenizer.words(question), kind.asked) == action
 
 
 def test_codes_are_whole_and_quantities_are_not_codes() -> None:

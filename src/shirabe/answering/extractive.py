@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from shirabe.answering import fit, tables
+from shirabe.answering import asking, fit, tables
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
@@ -339,7 +339,7 @@ class ExtractiveGenerator:
             return None
         chunk = hits[best.hit_index].chunk
         row = ": " in shown or " — " in shown  # 質量: 約9.2kg names 重さ in its own words
-        named = fit.key_nouns(query.words(), attributes=not row) + fit.codes(query.text)
+        named = asking.key_nouns(query.words(), attributes=not row) + fit.codes(query.text)
         if fit.missing_terms(named, " ".join([shown, *chunk.heading_path, chunk.source])):
             return None
         length = len(short) + 1 + sum(len(text) + _MARKER + 1 for _, text in lines)
@@ -375,12 +375,14 @@ class ExtractiveGenerator:
             if not fitting:
                 return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
         wanted = [c for c in codes if re.search(r"[\d\-_./:+]", c)]  # AQ-250, not EU or GDP
-        conditions: list[fit.Condition] = []
+        conditions: list[asking.Condition] = []
         if asked is not None:
             words = query.words()
-            wanted += [t for t in fit.focus_terms(words, asked.asked) if t not in wanted]
+            wanted += [t for t in asking.focus_terms(words, asked.asked) if t not in wanted]
+            if asked.kind == "procedure":
+                wanted += [t for t in asking.action_terms(words, asked.asked) if t not in wanted]
             if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
-                conditions = fit.conditions(words)
+                conditions = asking.conditions(words)
             wanted += [t for c in conditions for t in c.terms if t not in wanted]
         figure = asked if asked is not None and asked.kind in fit.FIGURES else None
         missing: list[str] = []

@@ -11,7 +11,7 @@ Two checks, both pure functions over text:
 - **The question's terms.** The words the question is about (修理代, 社員割引価格, 外箱) must
   be found in the passage or its headings, as a word or, for compounds, as all their
   character pairs; the question words, units and generic words (方法, 場合, 何) do not count
-  (:func:`focus_terms`, :func:`condition_terms`, :func:`missing_terms`).
+  (which words: :mod:`shirabe.answering.asking`; whether they are found: :func:`missing_terms`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ _LENGTH = r"mm|cm|km|m|ミリ|センチ|メートル|キロ"
 _VOLUME = r"ml|l|cc|ミリリットル|リットル"
 _MONTHS = r"か月|ヶ月|カ月|箇月|ケ月|ヵ月"
 _PLACES = r"か所|カ所|箇所|ヶ所|ケ所"
-_UNITS: Final[dict[str, str]] = {
+UNITS: Final[dict[str, str]] = {
     "円": r"円",
     "万円": r"円",
     **dict.fromkeys(["kg", "キログラム", "グラム", "g", "トン"], _WEIGHT),
@@ -94,9 +94,9 @@ _UNITS: Final[dict[str, str]] = {
 }
 _UNIT_QUESTION = re.compile(
     r"何\s*(?:("
-    + "|".join(sorted((re.escape(u) for u in _UNITS if u.isascii()), key=len, reverse=True))
+    + "|".join(sorted((re.escape(u) for u in UNITS if u.isascii()), key=len, reverse=True))
     + r")(?![a-z])|("
-    + "|".join(sorted((re.escape(u) for u in _UNITS if not u.isascii()), key=len, reverse=True))
+    + "|".join(sorted((re.escape(u) for u in UNITS if not u.isascii()), key=len, reverse=True))
     + r")(?!(?![前後間以目頃程半内毎当])[\u3400-\u9fff]))(?!も)"
 )
 """何 and a unit or counter: 何kg, 何人; not 何分解 or 何社会, where the kanji goes on."""
@@ -195,7 +195,7 @@ def answer_kind(question: str) -> AnswerKind | None:
     if found := _UNIT_QUESTION.search(text):
         unit = found.group(1) or found.group(2)
         kind: Kind = "money" if unit in {"円", "万円"} else "number"
-        return AnswerKind(kind, found.group(), None if kind == "money" else _UNITS[unit])
+        return AnswerKind(kind, found.group(), None if kind == "money" else UNITS[unit])
     for kind, words in _ASKING:
         if found := words.search(text):
             return AnswerKind(kind, found.group())
@@ -224,21 +224,7 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
     return _KIND_EVIDENCE[kind.kind].search(text) is not None
 
 
-# Words that say how a question asks, not what it is about.
-_GENERIC_WORDS = """
-何 いくら いつ どこ 誰 だれ どなた なぜ 何故 どう どの どんな どれ どちら
-どのよう 方法 手順 やり方 仕方 理由 原因 場合 とき 時 こと もの 事 物 ため
-為 際 中 後 前 方 ほう くらい ぐらい 程度 以上 以下 未満 以内 まで 教える
-知る 分かる わかる 良い いい よい する ある いる なる できる 出来る 言う
-思う 必要 要る 受ける 使う 行う 得る もらう 貰う 場所 日 人 件 回 円 番
-号 つ 全部 全体 実際 大体 およそ 約 各 毎 今 今回 普通 一般 ください
-下さい 欲しい 頂く いただく 可能 ござる 会社 当社 弊社 自分
-"""
-_GENERIC: Final = frozenset(_GENERIC_WORDS.split())
-_KANA_TAIL = re.compile(r"[ぁ-ゖ]+$")
-_ASCII_UNITS: Final = tuple(u for u in _UNITS if u.isascii() and u.isalpha())
-_CONTENT_POS: Final = frozenset({"名詞", "動詞", "形容詞", "形状詞"})
-_SKIP_SUB: Final = frozenset({"数詞", "助数詞", "非自立可能"})
+_ASCII_UNITS: Final = tuple(u for u in UNITS if u.isascii() and u.isalpha())
 
 
 def is_cjk(ch: str) -> bool:
@@ -255,7 +241,7 @@ def codes(question: str) -> list[str]:
         code
         for code in dict.fromkeys(_CODE.findall(_plain(question)))
         if len(code) >= 2
-        and code not in _UNITS
+        and code not in UNITS
         and any(ch.isalpha() for ch in code)
         and not re.fullmatch(r"[\d.,]+(?:" + "|".join(_ASCII_UNITS) + ")?", code)
     ]
@@ -284,165 +270,9 @@ def missing_terms(terms: Sequence[str], context: str) -> list[str]:
     return [t for t in terms if not covered(t, plain, pairs)]
 
 
-_PER: Final = frozenset(
-    {
-        "あたり",
-        "当たり",
-        "ごと",
-        "毎",
-        "各",
-        "全部",
-        "合計",
-        "最大",
-        "最長",
-        "最短",
-        "最低",
-        "最小",
-        "最高",
-    }
-)
-_ATTRIBUTE_WORDS = """
-    重さ 高さ 大きさ 長さ 幅 広さ 深さ 厚さ 容量 サイズ 寸法 値段 価格 料金 金額 費用 代金 額
-    時間 期間 期限 日数 人数 件数 回数 台数 個数 日時 日程 時刻 時期 場所 数 量 温度 西暦 和暦
-    人物 者 方 国 都市 地域 組織 団体 名前 名称 作品
-"""
-ATTRIBUTES: Final = frozenset(_ATTRIBUTE_WORDS.split())
-"""Nouns that name the kind of fact asked (重さ for 何kg, 人物 for 誰); the kind check
-covers them, and documents write them in other words (質量, 本体質量) or not at all."""
-_LIGHT_VERBS: Final = frozenset(
-    {"する", "為る", "いる", "居る", "ある", "有る", "できる", "出来る", "なる"}
-)
-_DOING: Final = frozenset({"する", "為る", "できる", "出来る"})
-_CLAUSE_END: Final = frozenset({"動詞", "助動詞", "形容詞"})
-_TAIL_POS: Final = frozenset({"助詞", "助動詞", "補助記号", "空白", "記号"})
-
-
-def focus_terms(words: Sequence[tuple[str, str, Sequence[str]]], asked: str) -> list[str]:
-    """What the question asks about: the nouns just before the words that ask, with the
-    nouns they are joined to by の (``修理代`` in 修理代はいくら, ``後継`` and ``機`` in
-    後継機はいつ, ``削除`` in アカウントを削除するにはどうすれば); empty when the question
-    opens with them or they follow a verb."""
-    plains = [_plain(surface) for surface, _, _ in words]
-    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
-    if not start:
-        return []
-    i = start - 1
-    while i >= 0 and _tail(words[i], plains[i]):
-        i -= 1
-    if any(words[k][1] in _DOING for k in range(i + 1, start)):
-        return []  # 発送したのは誰: a verb, which the passage may say in other words
-    focus: list[str] = []
-    while i >= 0:
-        run = i
-        while i >= 0 and _noun(words[i]):
-            i -= 1
-        if run == i:
-            break
-        if i >= 0 and words[i][2][0] in _CLAUSE_END:
-            break  # 暗殺された|政治家は誰: a category named by its clause, not a topic
-        focus[:0] = [plains[j] for j in range(i + 1, run + 1) if _telling(words[j], plains[j])]
-        if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
-            i -= 1  # 富山工場の|食堂
-            continue
-        break
-    return focus
-
-
-_CONDITIONS: Final = frozenset({"状態", "場合", "とき", "時", "際", "条件"})
-"""Nouns that make a clause before them a condition on what is asked (箱に入れた|状態の重さ)."""
-_CLAUSE_STOP: Final = frozenset({"は", "も", "、", ",", "。"})
-
-
 FIGURES: Final = frozenset({"money", "number", "time"})
 """Kinds of fact a condition changes; documents state a way or a person under a condition in
 other words than the question's (急に熱が出たとき → 当日の体調不良)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """A clause setting a condition on what is asked, and its nouns a passage must name."""
-
-    clause: str
-    terms: tuple[str, ...]
-
-
-def conditions(words: Sequence[tuple[str, str, Sequence[str]]]) -> list[Condition]:
-    """The clauses that set a condition on what is asked: 「箱に入れた状態」 (``箱``) in
-    「AQ-300を箱に入れた状態の重さは何kg」. A figure written without it (質量: 約9.2kg) answers
-    another question. A clause runs back from the verb before 状態, 場合, とき or 際 to the
-    topic (は), a comma or the start; codes (AQ-300) are checked on their own."""
-    found: list[Condition] = []
-    for k in range(1, len(words)):
-        if _plain(words[k][0]) not in _CONDITIONS or words[k - 1][2][0] not in _CLAUSE_END:
-            continue
-        i = k - 1
-        terms: list[str] = []
-        while i >= 0 and _plain(words[i][0]) not in _CLAUSE_STOP:
-            plain = _plain(words[i][0])
-            counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
-            box = plain in _UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
-            if _noun(words[i]) and (_telling(words[i], plain) or box) and plain not in terms:
-                terms.insert(0, plain)
-            i -= 1
-        if terms:
-            clause = "".join(word[0] for word in words[i + 1 : k + 1])
-            found.append(Condition(clause, tuple(terms)))
-    return found
-
-
-def _telling(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
-    """A noun that says what a question is about: not a question word, unit, counter,
-    generic word or the name of the kind asked (重さ), not ASCII (codes are taken whole), and
-    not a single kana."""
-    return (
-        plain not in _GENERIC
-        and word[1] not in _GENERIC
-        and plain not in _UNITS
-        and plain not in _PER
-        and plain not in ATTRIBUTES
-        and not plain.isascii()
-        and not plain.startswith("何")
-        and (len(plain) > 1 or ("\u3400" <= plain <= "\u9fff" and word[2][0] == "名詞"))
-    )
-
-
-def key_nouns(
-    words: Sequence[tuple[str, str, Sequence[str]]], *, attributes: bool = False
-) -> list[str]:
-    """Every noun of the question that says what it is about (see :func:`focus_terms`); with
-    ``attributes``, also the names of the kind asked (高さ, 重さ)."""
-    found: list[str] = []
-    for word in words:
-        plain = _plain(word[0])
-        telling = _telling(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
-        if _noun(word) and telling and plain not in found:
-            found.append(plain)
-    return found
-
-
-def _noun(word: tuple[str, str, Sequence[str]]) -> bool:
-    _, _, pos = word
-    return (
-        pos[0] in {"名詞", "接尾辞", "接頭辞"}
-        and not (len(pos) > 1 and pos[1] == "数詞")
-        and not (len(pos) > 2 and pos[2] in {"副詞可能", "形状詞可能"})
-    )
-
-
-def _tail(word: tuple[str, str, Sequence[str]], plain: str) -> bool:
-    """Words between the asked words and what they ask about: particles, auxiliaries, light
-    verbs, numbers with counters (1件), generic words and adnominals (どういう)."""
-    _, form, pos = word
-    return (
-        pos[0] in _TAIL_POS
-        or pos[0] in {"連体詞", "代名詞", "副詞"}
-        or form in _LIGHT_VERBS
-        or form in _GENERIC
-        or plain in _UNITS
-        or plain in _PER
-        or (pos[0] == "動詞" and len(pos) > 1 and pos[1] == "非自立可能")
-        or (len(pos) > 1 and pos[1] == "数詞")
-    )
 
 
 SPELLINGS: Final[dict[str, tuple[str, ...]]] = {

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Sequence
 from itertools import pairwise
 
-from shirabe.answering import fit
+from shirabe.answering import asking, fit
 
 
 def _plain(text: str) -> str:
@@ -85,7 +85,7 @@ def with_header(row: str, header: Sequence[str]) -> str:
 def names_kind(cell: str) -> bool:
     """Whether a table cell names a kind of fact (質量, 希望小売価格) rather than a thing."""
     plain = _plain(cell)
-    kinds = fit.ATTRIBUTES | {w for ws in fit.SPELLINGS.values() for w in ws}
+    kinds = asking.ATTRIBUTES | {w for ws in fit.SPELLINGS.values() for w in ws}
     return any(len(word) > 1 and word in plain for word in kinds)
 
 
