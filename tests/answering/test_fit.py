@@ -8,6 +8,7 @@ from shirabe.answering.asking import action_terms, conditions, focus_terms
 from shirabe.answering.fit import (
     answer_kind,
     codes,
+    fits_figure,
     has_kind,
     missing_terms,
     spellings,
@@ -37,6 +38,9 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("チャイルドロックはどうやって解除しますか？", "procedure", "どうやって"),
         ("工場出荷時の状態に戻す方法を教えてください", "procedure", "方法"),
         ("会議室はいくつありますか？", "number", "いくつ"),
+        ("AQ-300は実際に何台売れましたか？", "number", "何台"),  # a verb after the counter
+        ("デモ機は全部で何台用意されましたか？", "number", "何台"),
+        ("それは何社会の出来事か", None, None),  # 社会 is a word
     ],
 )
 def test_the_kind_a_question_asks_for(question: str, kind: str | None, asked: str | None) -> None:
@@ -151,6 +155,29 @@ def test_the_action_a_way_of_doing_is_asked_for(
     kind = answer_kind(question)
     assert kind is not None and kind.kind == "procedure"
     assert action_terms(tokenizer.words(question), kind.asked) == action
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "fits"),
+    [
+        ("仮払金は最大いくらまで受け取れますか？", "50,000円以上の支出が見込まれる場合", False),
+        ("仮払金は最大いくらまで受け取れますか？", "仮払金は1回100,000円までとする。", True),
+        ("デモ機は全部で何台用意されましたか？", "デモ機の貸出は1店舗につき2台まで。", False),
+        ("デモ機は全部で何台用意されましたか？", "デモ機を合計120台用意した。", True),
+        ("実際に何台売れましたか？", "初年度の販売目標は年間12,000台。", False),
+        ("実際に何台売れましたか？", "初年度の販売実績は9,800台。", True),
+        ("会議室はいくつありますか？", "予約は2週間先まで、最長3時間です。", False),  # durations
+        ("会議室はいくつありますか？", "7階の大会議室（会議室701）", False),  # floor, room number
+        ("会議室はいくつありますか？", "本社には会議室が12室ある。", True),
+        ("重さは何kgですか？", "約9.2kg以上", True),  # only maxima, totals and counts are checked
+    ],
+)
+def test_a_figure_of_the_kind_that_answers_another_question(
+    question: str, sentence: str, fits: bool
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert fits_figure(question, kind, sentence) is fits
 
 
 def test_codes_are_whole_and_quantities_are_not_codes() -> None:

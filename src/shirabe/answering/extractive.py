@@ -369,9 +369,12 @@ class ExtractiveGenerator:
         asked = fit.answer_kind(query.text)
         fitting = [c for c in ranked if c.hit_index < self._from_hits]
         if asked is not None:
-            fitting = [c for c in fitting if fit.has_kind(asked, c.text)] or [
-                c for c in ranked if fit.has_kind(asked, c.text)
+            holds = [
+                c
+                for c in ranked
+                if fit.has_kind(asked, c.text) and fit.fits_figure(query.text, asked, c.text)
             ]
+            fitting = [c for c in holds if c.hit_index < self._from_hits] or holds
             if not fitting:
                 return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
         wanted = [c for c in codes if re.search(r"[\d\-_./:+]", c)]  # AQ-250, not EU or GDP

@@ -97,9 +97,11 @@ _UNIT_QUESTION = re.compile(
     + "|".join(sorted((re.escape(u) for u in UNITS if u.isascii()), key=len, reverse=True))
     + r")(?![a-z])|("
     + "|".join(sorted((re.escape(u) for u in UNITS if not u.isascii()), key=len, reverse=True))
-    + r")(?!(?![前後間以目頃程半内毎当])[\u3400-\u9fff]))(?!も)"
+    + r")(?!(?![前後間以目頃程半内毎当])[\u3400-\u9fff]"
+    + r"(?![ぁ-ゖ](?<![のはがをにでともへや])|[\u3400-\u9fff][さしすせ])))(?!も)"
 )
-"""何 and a unit or counter: 何kg, 何人; not 何分解 or 何社会, where the kanji goes on."""
+"""何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
+goes on as a word."""
 _AMOUNT_QUESTION = re.compile(
     r"いくら(?!か(?!か)|でも|も)(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
 )
@@ -222,6 +224,50 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
             and re.search(r"[ァ-ヶー・]{2,}(?:" + kind.unit + ")", text) is not None
         )
     return _KIND_EVIDENCE[kind.kind].search(text) is not None
+
+
+_UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
+_LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え)")
+_TOTAL_ASKED = re.compile(r"全部で|合計|全体で|総数|総額|トータル")
+_PER_UNIT = re.compile(r"(?:につき|あたり|当たり|ごとに|毎に)\s*$")
+_ACTUAL_ASKED = re.compile(r"実際|実績")
+_PLANNED = re.compile(r"目標|予定|計画|見込|想定|予測")
+_COUNT_ASKED = re.compile(r"いくつ|何個")
+_MEASURE = re.compile(
+    r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|歳|ml|l|階|番|号)(?![a-z])"
+)
+"""Units that make a number a measure or an ordinal (3時間, 7階), not a count (いくつ)."""
+
+
+def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
+    """Whether a sentence holds the figure asked, not one of its kind that answers another
+    question: a lower bound (5万円以上) for a maximum (最大いくら), an amount per person or
+    shop (1店舗につき2台) for a total (全部で何台), a target (販売目標12,000台) for what
+    happened (実際に何台), a duration (3時間) for a count (いくつ). Other kinds: True."""
+    if kind.kind not in {"money", "number"}:
+        return True
+    text, asked = _plain(sentence), _plain(question)
+    if _ACTUAL_ASKED.search(asked) and _PLANNED.search(text) and not _ACTUAL_ASKED.search(text):
+        return False
+    if kind.kind == "money":
+        pattern = _MONEY
+    elif kind.unit is not None:
+        pattern = re.compile(_NUM + r"\s*(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])")
+    else:
+        pattern = _NUMBER
+    found = [(m.start(), m.end()) for m in pattern.finditer(text)]
+    if kind.kind == "number" and kind.unit is None and _COUNT_ASKED.search(asked):
+        found = [  # not 3時間, nor the number of 会議室701 or ERR-102
+            (a, b)
+            for a, b in found
+            if not _MEASURE.match(text, b)
+            and not re.match(r"[a-z\-\u3400-\u9fff]", text[a - 1 : a])
+        ]
+    if _UPPER_ASKED.search(asked):
+        found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
+    if _TOTAL_ASKED.search(asked):
+        found = [(a, b) for a, b in found if not _PER_UNIT.search(text[max(0, a - 8) : a])]
+    return bool(found)
 
 
 _ASCII_UNITS: Final = tuple(u for u in UNITS if u.isascii() and u.isalpha())
