@@ -196,6 +196,10 @@ def test_codes_are_whole_and_quantities_are_not_codes() -> None:
         (["aq-250"], "製品仕様書_AQ-300.md 集じんフィルター 6,600円", ["aq-250"]),
         (["aq-300"], "製品仕様書_ＡＱ－３００.md", []),  # full width in the file name
         (["工場", "工場長"], "富山工場の出荷検査工程", ["工場長"]),
+        (["担当者"], "管理番号: INC-2024-0005\n担当: 模擬 真一", []),  # a field named by the stem
+        (["担当者"], "| 管理番号 | 担当 |", []),  # a column
+        (["担当者"], "担当部署が対応する。", ["担当者"]),  # the stem in prose
+        (["責任者"], "製造責任を負う。", ["責任者"]),
     ],
 )
 def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: list[str]) -> None:

@@ -274,7 +274,7 @@ class ExtractiveGenerator:
             ranked = ranked[:1]
         else:
             ranked = [c for c in ranked if c.hit_index < self._from_hits]
-        if _is_record(hits[0].chunk) and ranked[0].hit_index == 0:
+        if _is_record(hits[ranked[0].hit_index].chunk):  # the row that answers, as a record
             return self._record_answer(query, hits, ranked)
         if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
             ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
@@ -399,7 +399,8 @@ class ExtractiveGenerator:
                 return [c, *(o for o in ranked if o is not c)], None
             if not gaps and other:
                 others += [other] if other not in others else []  # 住民票 asked of 戸籍謄本
-            missing = missing or gaps
+            if gaps and (not missing or len(gaps) < len(missing)):
+                missing = gaps  # the reason of the passage that came closest
         if figure and others:
             keys = "".join(f"「{k}」" for k in others[:3])
             return ranked, (

@@ -300,9 +300,14 @@ def _pairs(text: str) -> set[str]:
 def covered(term: str, context: str, context_pairs: set[str]) -> bool:
     """A term is covered by the context text as written, or, when it is a compound of two
     or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
-    by 修理 alone)."""
+    by 修理 alone), or, for a person, by a field or column named by its stem (``担当:`` for
+    担当者)."""
     if term in context:
         return True
+    if len(term) >= 3 and term[-1] in "者員":
+        label = rf"(?:^|\n|\|)\s*{re.escape(term[:-1])}\s*[:：|]"
+        if re.search(label, context):
+            return True
     if len(term) >= 2 and all(is_cjk(ch) for ch in term):
         pairs = _pairs(term)
         return bool(pairs) and pairs <= context_pairs
