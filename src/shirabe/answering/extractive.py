@@ -377,7 +377,7 @@ class ExtractiveGenerator:
             fitting = [c for c in holds if c.hit_index < self._from_hits] or holds
             if not fitting:
                 return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
-        wanted = [c for c in codes if re.search(r"[\d\-_./:+]", c)]  # AQ-250, not EU or GDP
+        wanted = list(codes)
         conditions: list[asking.Condition] = []
         if asked is not None:
             words = query.words()
