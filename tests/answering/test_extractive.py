@@ -132,15 +132,20 @@ FEES = """## 交付手数料
 
 
 @pytest.mark.parametrize(
-    ("question", "row", "other"),
+    ("question", "focus", "row", "other"),
     [
-        ("戸籍謄本は1通いくら？", "| 住民票記載事項証明書 | 300円 |", "住民票記載事項証明書"),
-        ("住民票は1通いくら？", "| 住民票の写し | 300円 |", None),
-        ("重さは何kg？", "| 本体の質量 | 約9.2kg |", None),  # a key naming the kind of fact
-        ("戸籍謄本は1通いくら？", "住民票の写しは300円です。", None),  # no table row
+        ("戸籍謄本は1通いくら？", [], "| 住民票記載事項証明書 | 300円 |", "住民票記載事項証明書"),
+        ("住民票は1通いくら？", [], "| 住民票の写し | 300円 |", None),
+        ("住民票の写しの郵送料はいくら？", ["郵送料"], "| 住民票の写し | 300円 |", "住民票の写し"),
+        ("住民票の写しの手数料はいくら？", ["手数料"], "| 住民票の写し | 300円 |", None),  # header
+        ("重さは何kg？", [], "| 本体の質量 | 約9.2kg |", None),  # a key naming the kind of fact
+        ("戸籍謄本は1通いくら？", [], "住民票の写しは300円です。", None),  # no table row
     ],
 )
-def test_a_row_about_something_else(question: str, row: str, other: str | None) -> None:
+def test_a_row_about_something_else(
+    question: str, focus: list[str], row: str, other: str | None
+) -> None:
     kind = answer_kind(question)
     assert kind is not None
-    assert other_row(question, kind, FEES, row) == other
+    chunk = Chunk(text=FEES, source="住民票の写しの交付.md", id=1, heading_path=("交付手数料",))
+    assert other_row(question, kind, focus, chunk, row) == other

@@ -378,10 +378,12 @@ class ExtractiveGenerator:
             if not fitting:
                 return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
         wanted = list(codes)
+        focus: list[str] = []
         conditions: list[asking.Condition] = []
         if asked is not None:
             words = query.words()
-            wanted += [t for t in asking.focus_terms(words, asked.asked) if t not in wanted]
+            focus = asking.focus_terms(words, asked.asked)
+            wanted += [t for t in focus if t not in wanted]
             if asked.kind == "procedure":
                 wanted += [t for t in asking.action_terms(words, asked.asked) if t not in wanted]
             if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
@@ -392,9 +394,8 @@ class ExtractiveGenerator:
         others: list[str] = []  # keys of rows holding the figure of something else
         for c in fitting:
             gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
-            other = figure and tables.other_row(
-                query.text, figure, hits[c.hit_index].chunk.text, c.text
-            )
+            chunk = hits[c.hit_index].chunk
+            other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             if not gaps and not other:
                 return [c, *(o for o in ranked if o is not c)], None
             if not gaps and other:

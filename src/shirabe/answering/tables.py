@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from shirabe.answering import asking, fit
+from shirabe.records import Chunk
 
 
 def _plain(text: str) -> str:
@@ -141,17 +142,21 @@ def names_row(cell: str, question: str) -> bool:
     return _in_range(plain, asked)
 
 
-def other_row(question: str, asked: fit.AnswerKind, text: str, line: str) -> str | None:
-    """The key of a table row (its first cell) when the row is about something the question
-    does not name: none of its cells but those holding the asked kind of fact is named by the
-    question, and its key does not name a kind of fact (質量, 価格). None for a row the question
-    names, or a line that is no table row."""
-    if not line.lstrip().startswith("|") or table_header(text, line) is None:
-        return None
-    row = [c for c in row_cells(line) if c]
+def other_row(
+    question: str, asked: fit.AnswerKind, focus: Sequence[str], chunk: Chunk, line: str
+) -> str | None:
+    """The key of a table row (its first cell) when the row holds the figure of something the
+    question does not ask about: none of its cells but those holding the asked kind of fact is
+    named by the question (住民票記載事項証明書 for 戸籍謄本), or what the question asks about
+    (``focus``: 空調 in 空調の料金) is neither in the row, its header nor its headings. None
+    for a row keyed by a kind of fact (質量, 価格), a row the question names, or a line that is
+    no table row."""
+    header = table_header(chunk.text, line) if line.lstrip().startswith("|") else None
+    row = [c for c in row_cells(line) if c] if header else []
     if not row or names_kind(row[0]):
         return None
     named = [row[0], *(c for c in row[1:] if not fit.has_kind(asked, c))]
-    if any(names_row(c, question) for c in named):
-        return None
-    return row[0]
+    if not any(names_row(c, question) for c in named):
+        return row[0]
+    own = " ".join([line, *(header or ()), *chunk.heading_path, chunk.source])
+    return row[0] if fit.missing_terms(focus, own) else None
