@@ -41,6 +41,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("AQ-300は実際に何台売れましたか？", "number", "何台"),  # a verb after the counter
         ("デモ機は全部で何台用意されましたか？", "number", "何台"),
         ("それは何社会の出来事か", None, None),  # 社会 is a word
+        ("いくつかの君主国の君主が同じ人物である体制を何と言いますか？", None, None),  # some
+        ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
     ],
 )
 def test_the_kind_a_question_asks_for(question: str, kind: str | None, asked: str | None) -> None:
@@ -170,6 +172,7 @@ def test_the_action_a_way_of_doing_is_asked_for(
         ("会議室はいくつありますか？", "7階の大会議室（会議室701）", False),  # floor, room number
         ("会議室はいくつありますか？", "本社には会議室が12室ある。", True),
         ("重さは何kgですか？", "約9.2kg以上", True),  # only maxima, totals and counts are checked
+        ("マーラーがいくつの時か？", "マーラーが40歳の時に完成した。", True),  # an age counts
     ],
 )
 def test_a_figure_of_the_kind_that_answers_another_question(

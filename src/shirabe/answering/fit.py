@@ -51,7 +51,7 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["cm", "センチ", "mm", "m", "メートル", "km", "キロメートル"], _LENGTH),
     "ミリ": _LENGTH + "|" + _VOLUME,
     **dict.fromkeys(["ml", "ミリリットル", "l", "リットル", "cc"], _VOLUME),
-    **dict.fromkeys(["℃", "°c", "度"], r"℃|°c|度"),
+    **dict.fromkeys(["℃", "°c", "度"], r"℃|°c|度|°"),
     "畳": r"畳",
     **dict.fromkeys(["平方メートル", "平米", "㎡", "m2"], r"平方メートル|平米|㎡|m2|m²"),
     **dict.fromkeys(["%", "パーセント", "割"], r"%|割|パーセント"),
@@ -108,7 +108,7 @@ _AMOUNT_QUESTION = re.compile(
 _WHEN_FIRST = re.compile(r"何時(?!間)|何年(?:頃|ごろ)")
 _CLOCK = _NUM + r"\s*時|\d:\d\d|年|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
 """What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era."""
-_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ|何個")
+_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か[のはがを])|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
 _WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
@@ -234,7 +234,7 @@ _ACTUAL_ASKED = re.compile(r"実際|実績")
 _PLANNED = re.compile(r"目標|予定|計画|見込|想定|予測")
 _COUNT_ASKED = re.compile(r"いくつ|何個")
 _MEASURE = re.compile(
-    r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|歳|ml|l|階|番|号)(?![a-z])"
+    r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|ml|l|階|番|号)(?![a-z])"
 )
 """Units that make a number a measure or an ordinal (3時間, 7階), not a count (いくつ)."""
 
