@@ -79,11 +79,7 @@ def _cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
 
 def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
     """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
-    header = (
-        tables.table_header(hits[c.hit_index].chunk.text, c.text)
-        if c.text.lstrip().startswith("|")
-        else None
-    )
+    header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
     return tables.with_header(c.text, header) if header else tables.clean(c.text)
 
 

@@ -208,6 +208,11 @@ _NAMED: Final = frozenset({r"人|名", r"社"})
 """Counters that also ask for a name: 何人 (ポルトガル人), 何社 (フィリップス社)."""
 
 
+def _with_unit(unit: str) -> str:
+    """A unit after a number, with its multipliers (1万2千台): the asked figure's tail."""
+    return r"(?:[万億兆千百]\s*)*(?:" + unit + r")(?![a-z])"
+
+
 def has_kind(kind: AnswerKind, sentence: str) -> bool:
     """Whether ``sentence`` holds an expression of the asked kind."""
     text = _plain(sentence)
@@ -218,7 +223,7 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
     if kind.kind == "number":
         if kind.unit is None:
             return bool(_NUMBER.search(text))
-        found = re.search(_NUM + r"\s*(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])", text)
+        found = re.search(_NUM + r"\s*" + _with_unit(kind.unit), text)
         return found is not None or (
             kind.unit in _NAMED
             and re.search(r"[ァ-ヶー・]{2,}(?:" + kind.unit + ")", text) is not None
@@ -252,7 +257,7 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     if kind.kind == "money":
         pattern = _MONEY
     elif kind.unit is not None:
-        pattern = re.compile(_NUM + r"\s*(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])")
+        pattern = re.compile(_NUM + r"\s*" + _with_unit(kind.unit))
     else:
         pattern = _NUMBER
     found = [(m.start(), m.end()) for m in pattern.finditer(text)]
@@ -366,7 +371,7 @@ def short_answer(kind: AnswerKind, text: str) -> str | None:
     if kind.kind == "money":
         unit = r"(?:[万億兆千]\s*)*(?:円|ドル|ユーロ)"
     elif kind.kind == "number" and kind.unit is not None:
-        unit = r"(?:[万億兆千百]\s*)*(?:" + kind.unit + r")(?![a-z])"
+        unit = _with_unit(kind.unit)
     else:
         return None
     plain = unicodedata.normalize("NFKC", text)

@@ -56,10 +56,12 @@ def row_cells(line: str) -> list[str]:
 def table_header(text: str, row: str) -> list[str] | None:
     """The header cells of the Markdown table in ``text`` that holds ``row``; None when the
     row is in no table, is the header itself, or the table has no header."""
-    lines = [line.strip() for line in text.splitlines()]
     wanted = row.strip()
+    if not wanted.startswith("|"):
+        return None  # prose, not a row
+    lines = [line.strip() for line in text.splitlines()]
     for i, line in enumerate(lines):
-        if line != wanted or not line.startswith("|"):
+        if line != wanted:
             continue
         top = i
         while top > 0 and lines[top - 1].startswith("|"):
@@ -151,7 +153,7 @@ def other_row(
     (``focus``: 空調 in 空調の料金) is neither in the row, its header nor its headings. None
     for a row keyed by a kind of fact (質量, 価格), a row the question names, or a line that is
     no table row."""
-    header = table_header(chunk.text, line) if line.lstrip().startswith("|") else None
+    header = table_header(chunk.text, line)
     row = [c for c in row_cells(line) if c] if header else []
     if not row or names_kind(row[0]):
         return None
