@@ -68,7 +68,7 @@ UNITS: Final[dict[str, str]] = {
     **dict.fromkeys(["歳", "才"], r"歳|才"),
     **dict.fromkeys(["人", "名"], r"人|名"),
     "件": r"件",
-    "回": r"回|度",
+    "回": r"回|度|刊",
     "台": r"台",
     "個": r"個|つ",
     "枚": r"枚",
@@ -224,11 +224,16 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
         if kind.unit is None:
             return bool(_NUMBER.search(text))
         found = re.search(_NUM + r"\s*" + _with_unit(kind.unit), text)
-        return found is not None or (
-            kind.unit in _NAMED
-            and re.search(r"[ァ-ヶー・]{2,}(?:" + kind.unit + ")", text) is not None
-        )
+        return found is not None or _names(kind, text)
     return _KIND_EVIDENCE[kind.kind].search(text) is not None
+
+
+def _names(kind: AnswerKind, text: str) -> bool:
+    """Whether ``text`` answers 何人 or 何社 read as a name (ポルトガル人, フィリップス社)."""
+    return (
+        kind.unit in _NAMED
+        and re.search(r"[ァ-ヶー・]{2,}(?:" + str(kind.unit) + ")", text) is not None
+    )
 
 
 _UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
@@ -244,6 +249,19 @@ _MEASURE = re.compile(
 """Units that make a number a measure or an ordinal (3時間, 7階), not a count (いくつ)."""
 
 
+def _labels(text: str, start: int, end: int, asked: str) -> bool:
+    """Whether the number at ``text[start:end]`` names a thing (ERR-102, 会議室701) or counts
+    something else (予約12件), rather than what the question counts (現在308都市 for いくつの都市):
+    after a word, a number counts only what the question names right after it."""
+    before = text[start - 1 : start]
+    if re.fullmatch(r"[a-z\-]", before):
+        return True
+    if not re.fullmatch(r"[\u3400-\u9fff々]", before):
+        return False
+    counted = re.match(r"[\u30a0-\u30ff\u3400-\u9fff々]+", text[end:])
+    return counted is None or counted.group() not in asked
+
+
 def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     """Whether a sentence holds the figure asked, not one of its kind that answers another
     question: a lower bound (5万円以上) for a maximum (最大いくら), an amount per person or
@@ -254,6 +272,8 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     text, asked = _plain(sentence), _plain(question)
     if _ACTUAL_ASKED.search(asked) and _PLANNED.search(text) and not _ACTUAL_ASKED.search(text):
         return False
+    if _names(kind, text):
+        return True
     if kind.kind == "money":
         pattern = _MONEY
     elif kind.unit is not None:
@@ -262,11 +282,10 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
         pattern = _NUMBER
     found = [(m.start(), m.end()) for m in pattern.finditer(text)]
     if kind.kind == "number" and kind.unit is None and _COUNT_ASKED.search(asked):
-        found = [  # not 3時間, nor the number of 会議室701 or ERR-102
+        found = [  # not 3時間, nor 会議室701, ERR-102 or 予約12件
             (a, b)
             for a, b in found
-            if not _MEASURE.match(text, b)
-            and not re.match(r"[a-z\-\u3400-\u9fff]", text[a - 1 : a])
+            if not _MEASURE.match(text, b) and not _labels(text, a, b, asked)
         ]
     if _UPPER_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
