@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.asking import action_terms, conditions, focus_terms
+from shirabe.answering.asking import (
+    Action,
+    action_terms,
+    action_verb,
+    conditions,
+    does,
+    focus_terms,
+)
 from shirabe.answering.fit import (
     answer_kind,
     codes,
@@ -157,6 +164,54 @@ def test_the_action_a_way_of_doing_is_asked_for(
     kind = answer_kind(question)
     assert kind is not None and kind.kind == "procedure"
     assert action_terms(tokenizer.words(question), kind.asked) == action
+
+
+@pytest.mark.parametrize(
+    ("question", "action"),
+    [
+        (
+            "申請済みの有給休暇を取り消したいときはどうすればいいですか？",
+            Action("取り消す", ("有給休暇",)),
+        ),
+        ("AQ-300を工場出荷時の状態に戻す方法を教えてください", Action("戻す", ())),  # no を
+        (
+            "機密区分を「社外秘」から「公開」に変えるにはどうすればいいですか？",
+            Action("変える", ("機密", "区分")),
+        ),
+        ("回数券を払い戻してもらうには、どうすればいいですか？", Action("払い戻す", ("回数券",))),
+        (
+            "フィルターはどういう手順で交換すればいいですか？",
+            Action("交換", ()),
+        ),  # after the asked words
+        ("口座振替をやめたいときは、どうすればいいですか？", None),  # kana only
+        ("社内のシステムを使うにはどうすればいいですか？", None),  # a generic verb
+        ("カードを紛失してしまいました。どうすればいいですか？", None),  # a noun with する, before
+        ("有給休暇の申請方法は？", None),
+    ],
+)
+def test_the_verb_of_the_action_asked_for(
+    tokenizer: SudachiTokenizer, question: str, action: Action | None
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None and kind.kind == "procedure"
+    assert action_verb(tokenizer.words(question), kind.asked) == action
+
+
+@pytest.mark.parametrize(
+    ("verb", "passage", "named"),
+    [
+        ("取り消す", "予約は「ミナモ予約」で取り消してください。", True),
+        ("取り消す", "申請の取消しは上長に連絡する。", True),  # another spelling, a noun
+        ("移る", "保育所の移動を希望する方は", True),  # 移動 begins with 移
+        ("払い戻す", "回数券の払戻しはできません。", True),
+        ("取り下げる", "申請は発生月の翌月10日までに行う。", False),
+        ("戻す", "出荷検査を行う。", False),
+    ],
+)
+def test_a_passage_names_the_action(
+    tokenizer: SudachiTokenizer, verb: str, passage: str, named: bool
+) -> None:
+    assert does(verb, tokenizer.tokenize(passage)) is named
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 - :func:`focus_terms`: the nouns just before the words that ask (修理代 in 修理代はいくら).
 - :func:`conditions`: a clause that sets a condition on a figure (箱に入れた状態の重さ).
 - :func:`action_terms`: the action a way of doing is asked for (削除 in 削除するには).
+- :func:`action_verb`: the same when it is a verb (取り消す in 取り消したいときは).
 - :func:`key_nouns`: every noun that says what the question is about.
 
 A passage that answers must name them (:func:`shirabe.answering.fit.missing_terms`).
@@ -156,6 +157,95 @@ def action_terms(words: Sequence[Word], asked: str) -> list[str]:
         if words[i][2][0] not in _TAIL_POS and plains[i] != "ため":
             return []
     return []
+
+
+_HELPER_VERBS: Final = frozenset(
+    {
+        "為る",
+        "居る",
+        "有る",
+        "成る",
+        "出来る",
+        "貰う",
+        "頂く",
+        "呉れる",
+        "下さる",
+        "遣る",
+        "良い",
+        "仕舞う",
+        "置く",
+        "見る",
+        "行く",
+        "来る",
+    }
+)
+_SETTING: Final = frozenset({"時", "とき", "場合", "際", "ため", "為", "の", "こと", "事"})
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """The action a way of doing is asked for: its verb and the nouns of its object (取り消す
+    and 有給休暇 in 有給休暇を取り消したいときは)."""
+
+    verb: str
+    objects: tuple[str, ...]
+
+
+def action_verb(words: Sequence[Word], asked: str) -> Action | None:
+    """The action a way of doing is asked for, when it is a verb written with kanji before the
+    asked words (取り消す in 取り消したいときはどうすれば, 戻す in 状態に戻す方法) or a noun with
+    する after them (交換 in どういう手順で交換すれば). None for a verb of kana only (やめる),
+    a generic verb (使う) or a noun before the asked words (申請方法): documents name such
+    actions in other words."""
+    plains = [_plain(surface) for surface, _, _ in words]
+    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
+    if start is None:
+        return None
+    for i in range(start - 1, -1, -1):
+        lemma, pos = words[i][1], words[i][2]
+        if pos[0] == "動詞" and lemma not in _HELPER_VERBS:
+            if lemma in _GENERIC or not _stem(lemma):
+                return None
+            return Action(lemma, _object(words, plains, i))
+        if pos[0] in _TAIL_POS or lemma in _HELPER_VERBS or lemma in _SETTING:
+            continue
+        break
+    end, length = start, 0
+    while end < len(words) and length < len(asked):
+        length += len(plains[end])
+        end += 1
+    for i in range(end, len(words) - 1):
+        if tuple(words[i][2][:3]) == ("名詞", "普通名詞", "サ変可能"):
+            return Action(words[i][1], ()) if words[i + 1][1] in _DOING else None  # 交換すれば
+        if words[i][2][0] not in _TAIL_POS:
+            break
+    return None
+
+
+def _object(words: Sequence[Word], plains: Sequence[str], verb: int) -> tuple[str, ...]:
+    """The nouns before the を that governs the verb at ``verb`` (有給休暇 in 有給休暇を取り消す),
+    within its clause."""
+    for i in range(verb - 1, 0, -1):
+        if plains[i] == "を":
+            k = i - 1
+            while k >= 0 and _noun(words[k]):
+                k -= 1
+            return tuple(plains[j] for j in range(k + 1, i) if _telling(words[j], plains[j]))
+        if words[i][2][0] in _CLAUSE_END or plains[i] in {"、", ",", "は"}:
+            break
+    return ()
+
+
+def _stem(word: str) -> str:
+    """The kanji of a word (取消 for 取り消す and 取消し, 払戻 for 払い戻し)."""
+    return "".join(ch for ch in word if "\u3400" <= ch <= "\u9fff" or ch == "々")
+
+
+def does(verb: str, terms: Sequence[str]) -> bool:
+    """Whether a passage's index ``terms`` name the action ``verb``: a word whose kanji begin
+    with the verb's (取り消し and 取消 for 取り消す, 移動 for 移る, 変更 for 変える)."""
+    stem = _stem(verb)
+    return any(_stem(term).startswith(stem) for term in terms if not term.startswith("~"))
 
 
 def _telling(word: Word, plain: str) -> bool:

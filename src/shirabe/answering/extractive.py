@@ -376,12 +376,15 @@ class ExtractiveGenerator:
         wanted = list(codes)
         focus: list[str] = []
         conditions: list[asking.Condition] = []
+        action: asking.Action | None = None  # the action a way of doing is asked for
         if asked is not None:
             words = query.words()
             focus = asking.focus_terms(words, asked.asked)
             wanted += [t for t in focus if t not in wanted]
             if asked.kind == "procedure":
                 wanted += [t for t in asking.action_terms(words, asked.asked) if t not in wanted]
+                action = asking.action_verb(words, asked.asked)
+                wanted += [t for t in (action.objects if action else ()) if t not in wanted]
             if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
                 conditions = asking.conditions(words)
             wanted += [t for c in conditions for t in c.terms if t not in wanted]
@@ -390,6 +393,8 @@ class ExtractiveGenerator:
         others: list[str] = []  # keys of rows holding the figure of something else
         for c in fitting:
             gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
+            if action and not asking.does(action.verb, query.tokenize(_context(hits[c.hit_index]))):
+                gaps.append(action.verb)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             if not gaps and not other:
