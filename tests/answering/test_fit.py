@@ -18,6 +18,7 @@ from shirabe.answering.fit import (
     fits_figure,
     has_kind,
     missing_terms,
+    reason_of,
     spellings,
 )
 from shirabe.answering.instructions import is_instruction, without_instructions
@@ -314,3 +315,43 @@ def test_a_chat_model_never_reads_the_sentences_that_give_orders() -> None:
 )
 def test_the_words_documents_use_for_what_is_asked(question: str, words: list[str]) -> None:
     assert spellings(question) == words
+
+
+@pytest.mark.parametrize(
+    ("nouns", "codes", "sentence", "line", "about"),
+    [
+        (["戸籍謄本"], [], "偽造を防ぐため、地紋が入っています。", "コンビニ交付", False),
+        (["介護分", "保険料"], [], "条件により年金から天引きになります。", "国民健康保険", False),
+        (["印鑑登録証"], [], "転出届をすると印鑑登録証は廃止されます。", "", True),
+        (
+            ["本社", "有線"],
+            ["inc-2024-0002", "lan"],
+            "原因：電源ユニットの故障。",
+            "INC-2024-0002",
+            True,
+        ),
+        (["本社", "有線"], ["inc-2024-0002"], "原因：電源ユニットの故障。", "INC-2024-0003", False),
+        ([], [], "雨が多いため。", "", True),  # nothing to check it against
+    ],
+)
+def test_a_reason_given_for_what_the_question_names(
+    nouns: list[str], codes: list[str], sentence: str, line: str, about: bool
+) -> None:
+    assert reason_of(nouns, codes, sentence, line) is about
+
+
+@pytest.mark.parametrize(
+    ("sentence", "reason"),
+    [
+        ("転出届をすると印鑑登録は廃止されます。", True),  # a consequence explains
+        ("転入届をするときに提出してください。", False),
+        ("抽選結果は15日に発表します。", False),  # 結果 as a noun
+        ("調査の結果、原因が分かった。", True),
+        ("偽造を防ぐため、透かしが入っています。", True),
+        ("40歳から64歳までの方は介護分も加わります。", False),
+    ],
+)
+def test_what_gives_a_reason(sentence: str, reason: bool) -> None:
+    kind = answer_kind("なぜですか？")
+    assert kind is not None
+    assert has_kind(kind, sentence) is reason

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering.fit import UNITS
+from shirabe.answering.fit import FIGURES, UNITS, AnswerKind
 
 Word = tuple[str, str, Sequence[str]]
 """A word as the tokenizer gives it: surface, dictionary form, parts of speech."""
@@ -299,3 +299,34 @@ def _tail(word: Word, plain: str) -> bool:
         or (pos[0] == "動詞" and len(pos) > 1 and pos[1] == "非自立可能")
         or (len(pos) > 1 and pos[1] == "数詞")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """What a passage must name to answer a question of its kind: ``terms`` (the focus, the
+    action's nouns and object, the conditions' nouns) and, when the action is a verb, the verb
+    (:func:`does`)."""
+
+    focus: list[str]
+    terms: list[str]
+    conditions: list[Condition]
+    action: Action | None
+
+
+def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
+    """What a passage must name to answer the question of ``words``, asked for ``kind``:
+    the focus always; the action for a way of doing (取り消す in 取り消したいときは; tried for
+    places and times too, the verb after the asked words, 始まる in 何時から始まりますか, is
+    written in other words as often as it is missing);
+    the conditions for a figure (a way of doing or a person under a condition is written in
+    other words than the question's: 急に熱が出たとき → 当日の体調不良)."""
+    focus = focus_terms(words, kind.asked)
+    terms = list(focus)
+    action = None
+    if kind.kind == "procedure":
+        terms += action_terms(words, kind.asked)
+        action = action_verb(words, kind.asked)
+        terms += action.objects if action else ()
+    found = conditions(words) if kind.kind in FIGURES else []
+    terms += [t for c in found for t in c.terms]
+    return Needs(focus, list(dict.fromkeys(terms)), found, action)

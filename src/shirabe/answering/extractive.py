@@ -105,6 +105,12 @@ _MARKER = 3
 """Characters of a citation marker, ``[n]``."""
 
 
+def _line(hits: Sequence[Hit], candidate: Candidate) -> str:
+    """A sentence with the headings of its passage."""
+    chunk = hits[candidate.hit_index].chunk
+    return " ".join([candidate.text, *chunk.heading_path])
+
+
 def _context(hit: Hit) -> str:
     """What a passage says, with its headings and file name."""
     chunk = hit.chunk
@@ -363,37 +369,24 @@ class ExtractiveGenerator:
                 _quoted(query.text, unknown) + "についての記載が見つかりません",
             )
         asked = fit.answer_kind(query.text)
-        fitting = [c for c in ranked if c.hit_index < self._from_hits]
-        if asked is not None:
-            holds = [
-                c
-                for c in ranked
-                if fit.has_kind(asked, c.text) and fit.fits_figure(query.text, asked, c.text)
-            ]
-            fitting = [c for c in holds if c.hit_index < self._from_hits] or holds
-            if not fitting:
-                return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
-        wanted = list(codes)
-        focus: list[str] = []
-        conditions: list[asking.Condition] = []
-        action: asking.Action | None = None  # the action a way of doing is asked for
-        if asked is not None:
-            words = query.words()
-            focus = asking.focus_terms(words, asked.asked)
-            wanted += [t for t in focus if t not in wanted]
-            if asked.kind == "procedure":
-                wanted += [t for t in asking.action_terms(words, asked.asked) if t not in wanted]
-                action = asking.action_verb(words, asked.asked)
-                wanted += [t for t in (action.objects if action else ()) if t not in wanted]
-            if asked.kind in fit.FIGURES:  # a condition changes a figure, not a way of doing
-                conditions = asking.conditions(words)
-            wanted += [t for c in conditions for t in c.terms if t not in wanted]
+        fitting = self._holding(query, asked, codes, hits, ranked)
+        if asked is not None and not fitting:
+            return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
+        need = asking.needs(query.words(), asked) if asked is not None else None
+        wanted = list(dict.fromkeys([*codes, *(need.terms if need else ())]))
+        focus = need.focus if need else []
+        conditions = need.conditions if need else []
+        action = need.action if need else None
         figure = asked if asked is not None and asked.kind in fit.FIGURES else None
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
+        does: dict[int, bool] = {}  # whether each passage names the action
         for c in fitting:
             gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
-            if action and not asking.does(action.verb, query.tokenize(_context(hits[c.hit_index]))):
+            if action and c.hit_index not in does:
+                terms = query.tokenize(_context(hits[c.hit_index]))
+                does[c.hit_index] = asking.does(action.verb, terms)
+            if action and not does[c.hit_index]:
                 gaps.append(action.verb)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
@@ -417,6 +410,28 @@ class ExtractiveGenerator:
                 f"{where}の{asked.name}（{asked.asked}）を示す記載が見つかりません",
             )
         return ranked, ("terms", _quoted(query.text, missing) + "についての記載が見つかりません")
+
+    def _holding(
+        self,
+        query: Query,
+        asked: fit.AnswerKind | None,
+        codes: list[str],
+        hits: Sequence[Hit],
+        ranked: list[Candidate],
+    ) -> list[Candidate]:
+        """The candidates that hold a fact of the asked kind (a reason given for something the
+        question names), from the first ``from_hits`` passages when any of them holds one."""
+        if asked is None:
+            return [c for c in ranked if c.hit_index < self._from_hits]
+        holds = [
+            c
+            for c in ranked
+            if fit.has_kind(asked, c.text) and fit.fits_figure(query.text, asked, c.text)
+        ]
+        if asked.kind == "reason":
+            named = asking.key_nouns(query.words())
+            holds = [c for c in holds if fit.reason_of(named, codes, c.text, _line(hits, c))]
+        return [c for c in holds if c.hit_index < self._from_hits] or holds
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
         """A spreadsheet or CSV row answers as a record: its first field (usually the key,

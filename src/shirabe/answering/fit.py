@@ -131,7 +131,7 @@ _TIME = re.compile(
 )
 _REASON = re.compile(
     r"原因|理由|ため|ので|(?:だ|です|ます|た|い)から|により|によって|よって|せい|おかげ|目的|"
-    r"背景|ことで|結果|"
+    r"背景|ことで|(?:た|の)結果|結果(?:として|、)|(?:する|れる|なる)と(?!き)|"
     r"影響で|きっかけ|由来"
 )
 _PLACE = re.compile(
@@ -233,6 +233,18 @@ def _names(kind: AnswerKind, text: str) -> bool:
     return (
         kind.unit in _NAMED
         and re.search(r"[ァ-ヶー・]{2,}(?:" + str(kind.unit) + ")", text) is not None
+    )
+
+
+def reason_of(nouns: Sequence[str], codes: Sequence[str], sentence: str, line: str) -> bool:
+    """Whether a sentence that gives a reason gives it for what the question names: it names
+    one of the question's nouns itself, or one of its codes with the headings (``line``) of
+    its passage (原因：電源ユニットの故障。 under INC-2024-0002). A reason for something
+    else in the same passage (偽造を防ぐため for 戸籍謄本がとれないのは) is no answer."""
+    if not nouns and not codes:
+        return True
+    return len(missing_terms(nouns, sentence)) < len(nouns) or (
+        len(missing_terms(codes, line)) < len(codes)
     )
 
 
