@@ -40,6 +40,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("工場長は誰ですか？", "person", "誰"),
         ("なぜ気づかなかったのですか？", "reason", "なぜ"),
         ("有線LANが切れた原因は？", "reason", "原因は"),
+        ("なんで遅れたのですか？", "reason", "なんで"),
+        ("根拠となる法律はなんですか？", None, None),  # なんですか asks what, not why
         ("相良油田の起源は有機物の何分解と結論されているか？", None, None),
         ("何時頃から演奏が頻繁に行われるようになったか？", "time", "何時"),
         ("同和対策に金はいくらでも出そうという誘いに乗ったのは誰か", "person", "誰"),
