@@ -72,13 +72,18 @@ _CLAUSE_END: Final = frozenset({"動詞", "助動詞", "形容詞"})
 _TAIL_POS: Final = frozenset({"助詞", "助動詞", "補助記号", "空白", "記号"})
 
 
+def _asked_at(plains: Sequence[str], asked: str) -> int | None:
+    """The index of the word where the asked words (``asked``) begin, if they are found."""
+    return next((i for i in range(len(plains)) if "".join(plains[i:]).startswith(asked[:2])), None)
+
+
 def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
     """What the question asks about: the nouns just before the words that ask, with the
     nouns they are joined to by の (``修理代`` in 修理代はいくら, ``後継`` and ``機`` in
     後継機はいつ, ``削除`` in アカウントを削除するにはどうすれば); empty when the question
     opens with them or they follow a verb."""
     plains = [_plain(surface) for surface, _, _ in words]
-    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
+    start = _asked_at(plains, asked)
     if not start:
         return []
     i = start - 1
@@ -145,7 +150,7 @@ def action_terms(words: Sequence[Word], asked: str) -> list[str]:
     アカウントを削除するにはどうすれば, 申請する方法): documents name such actions as the
     question does. Not a condition (表示されたらどうすれば)."""
     plains = [_plain(surface) for surface, _, _ in words]
-    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
+    start = _asked_at(plains, asked)
     for i in range((start or 0) - 1, 0, -1):
         purpose = i + 1 == start or plains[i + 1] in {"に", "ため"}  # 削除するには
         if (
@@ -198,7 +203,7 @@ def action_verb(words: Sequence[Word], asked: str) -> Action | None:
     a generic verb (使う) or a noun before the asked words (申請方法): documents name such
     actions in other words."""
     plains = [_plain(surface) for surface, _, _ in words]
-    start = next((i for i in range(len(words)) if "".join(plains[i:]).startswith(asked[:2])), None)
+    start = _asked_at(plains, asked)
     if start is None:
         return None
     for i in range(start - 1, -1, -1):

@@ -380,13 +380,13 @@ class ExtractiveGenerator:
         figure = asked if asked is not None and asked.kind in fit.FIGURES else None
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
-        does: dict[int, bool] = {}  # whether each passage names the action
+        acted: dict[int, bool] = {}  # whether each passage names the action
         for c in fitting:
-            gaps = fit.missing_terms(wanted, _context(hits[c.hit_index]))
-            if action and c.hit_index not in does:
-                terms = query.tokenize(_context(hits[c.hit_index]))
-                does[c.hit_index] = asking.does(action.verb, terms)
-            if action and not does[c.hit_index]:
+            context = _context(hits[c.hit_index])
+            gaps = fit.missing_terms(wanted, context)
+            if action and c.hit_index not in acted:
+                acted[c.hit_index] = asking.does(action.verb, query.tokenize(context))
+            if action and not acted[c.hit_index]:
                 gaps.append(action.verb)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)

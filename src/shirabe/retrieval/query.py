@@ -46,9 +46,13 @@ class Query:
 
     def words(self) -> list[tuple[str, str, tuple[str, ...]]]:
         """The question's words with their parts of speech, when the tokenizer gives them
-        (``SudachiTokenizer.words``); else ``[]``."""
+        (``SudachiTokenizer.words``); else ``[]``. Read once per question."""
+        return list(self._words)
+
+    @cached_property
+    def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         words = getattr(self._tokenizer, "words", None)
-        return words(self.text) if callable(words) else []
+        return tuple(words(self.text)) if callable(words) else ()
 
     @cached_property
     def term_weights(self) -> dict[str, float]:
