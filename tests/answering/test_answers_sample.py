@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
         ("AQ-250の集じんフィルターはいくらですか？", "「AQ-250」"),
         ("本社ビルのAEDはどこにありますか？", "「AED」についての記載が見つかりません"),
         ("AQ-300の加湿トレイには水が何mL入りますか？", "表には「加湿フィルター」"),  # another row
+        ("富山工場の防災訓練は何時から始まりますか？", "「富山」の日時"),  # 14:00 is 本社's
     ],
 )
 def test_a_near_miss_is_refused_with_its_reason(
@@ -49,6 +50,13 @@ def test_the_answer_holds_the_kind_of_fact_asked(
     answer = sample_app.ask(question)
     assert not answer.refused, answer.refusal_reason
     assert expected in answer.text
+
+
+def test_an_answer_that_depends_on_a_condition_shows_each_case(sample_app: Shirabe) -> None:
+    answer = sample_app.ask("東京に出張したときの宿泊費の上限はいくらですか？")
+    assert not answer.refused, answer.refusal_reason
+    for case in ("役員", "部長", "課長", "一般社員", "東京２３区"):  # 出張 is in other articles
+        assert case in answer.text
 
 
 def test_a_follow_up_is_answered_about_the_earlier_subject(sample_app: Shirabe) -> None:

@@ -115,6 +115,16 @@ def test_the_asked_figure_alone_as_a_first_line(
         ("0歳～3歳未満", "3歳の子の手当はいくら？", False),  # 未満 excludes 3
         ("6人以下", "5人で使うといくら？", True),
         ("6人以下", "5歳の子はいくら？", False),  # another unit
+        (  # a case told in words, half of its character pairs in the question
+            "ほかの市区町村からかすみ野市に引っ越してきたとき",
+            "よその市からかすみ野市に引っ越してきました。何日のうちに届けを出せば？",
+            True,
+        ),
+        (
+            "かすみ野市からほかの市区町村へ引っ越すとき",
+            "よその市からかすみ野市に引っ越してきました。何日のうちに届けを出せば？",
+            False,
+        ),
     ],
 )
 def test_a_question_names_a_table_cell(cell: str, question: str, named: bool) -> None:

@@ -11,6 +11,7 @@ from shirabe.answering.asking import (
     conditions,
     does,
     focus_terms,
+    names,
 )
 from shirabe.answering.fit import (
     answer_kind,
@@ -30,6 +31,7 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
     [
         ("AQ-300の電気代はいくらですか？", "money", "いくら"),
         ("修理代はいくらかかりますか？", "money", "いくら"),
+        ("育児休業中の給付金は月にいくらもらえますか？", "money", "いくら"),  # not いくらも
         ("希望小売価格は何円でしたか？", "money", "何円"),
         ("AQ-300の重さは何kgですか？", "number", "何kg"),
         ("ＡＱ－３００の高さは何ｃｍ？", "number", "何cm"),
@@ -83,6 +85,12 @@ def test_a_question_whose_form_does_not_say(question: str) -> None:
         ("何日前までに申し込めば？", "利用日の5営業日前までに申し込んでください。", True),
         ("何時から受け付けますか？", "受付時間は9:00〜18:00です", True),
         ("何時まで開いていますか？", "10月14日（火）・15日（水）、会場は工場2階 食堂", False),
+        ("何時から始まりますか？", "2時間を超えた場合は半額を追加でいただきます。", False),
+        ("何時から始まりますか？", "毎年4月に、市内20か所の会場で集合注射を行います。", False),
+        ("何時から始まりますか？", "小学3年生以下の方は保護者の付き添いが必要です。", False),
+        ("何時から始まりますか？", "1. 14:00 地震発生の館内放送。", True),
+        ("何時に建てられたか", "江戸時代に建てられた", True),
+        ("何時に即位したか", "元年に即位した", True),
         ("映画が伝えられたのは何時か", "1896年6月に映画が伝えられた", True),
         ("何人ですか？", "約150名が接続できなかった", True),
         ("何人ですか？", "約4,800台で操作できなくなった", False),
@@ -130,6 +138,21 @@ def test_what_a_question_is_about(
     kind = answer_kind(question)
     assert kind is not None
     assert focus_terms(tokenizer.words(question), kind.asked) == focus
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        ("富山工場の防災訓練は何時から始まりますか？", ["富山"]),
+        ("東京に出張したときの宿泊費の上限はいくらですか？", ["東京"]),
+        ("本社には会議室がいくつありますか？", []),  # 本社 names no one place
+        ("AQ-300の重さは何kgですか？", []),  # codes are checked on their own
+    ],
+)
+def test_the_names_a_figure_is_written_next_to(
+    tokenizer: SudachiTokenizer, question: str, found: list[str]
+) -> None:
+    assert names(tokenizer.words(question)) == found
 
 
 @pytest.mark.parametrize(
@@ -229,6 +252,7 @@ def test_a_passage_names_the_action(
         ("会議室はいくつありますか？", "予約は2週間先まで、最長3時間です。", False),  # durations
         ("会議室はいくつありますか？", "7階の大会議室（会議室701）", False),  # floor, room number
         ("会議室はいくつありますか？", "本社には会議室が12室ある。", True),
+        ("会議室はいくつありますか？", "予約は2週間先まで、1回の利用は最長3時間です。", False),
         ("会議室はいくつありますか？", "影響: 本社7階の会議室 予約12件", False),  # reservations
         ("いくつの都市が存在している", "ポルトガルには、現在308都市4,261地区が存在する。", True),
         ("大部分は何人か。", "国民の大部分はポルトガル人である。", True),  # 何人 as なにじん
@@ -266,6 +290,9 @@ def test_codes_are_whole_and_quantities_are_not_codes() -> None:
         (["担当者"], "| 管理番号 | 担当 |", []),  # a column
         (["担当者"], "担当部署が対応する。", ["担当者"]),  # the stem in prose
         (["責任者"], "製造責任を負う。", ["責任者"]),
+        (["国保", "年休"], "国民健康保険に加入し、年次有給休暇をとる", []),  # short forms
+        (["国保"], "保険証を国に返す", ["国保"]),  # no longer word holds both
+        (["実機"], "展示用のデモ機", ["実機"]),  # 実 opens no word
     ],
 )
 def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: list[str]) -> None:

@@ -5,6 +5,7 @@
 - :func:`action_terms`: the action a way of doing is asked for (削除 in 削除するには).
 - :func:`action_verb`: the same when it is a verb (取り消す in 取り消したいときは).
 - :func:`key_nouns`: every noun that says what the question is about.
+- :func:`names`: its proper nouns, which a figure must be written next to.
 
 A passage that answers must name them (:func:`shirabe.answering.fit.missing_terms`).
 """
@@ -277,6 +278,19 @@ def key_nouns(words: Sequence[Word], *, attributes: bool = False) -> list[str]:
         plain = _plain(word[0])
         telling = _telling(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
         if _noun(word) and telling and plain not in found:
+            found.append(plain)
+    return found
+
+
+def names(words: Sequence[Word]) -> list[str]:
+    """The proper nouns of the question (富山 in 富山工場の防災訓練は何時から): a figure
+    given for a place, person or body it names is written next to the name, in the same
+    sentence, the one before it or the passage's headings."""
+    found: list[str] = []
+    for word in words:
+        plain = _plain(word[0])
+        proper = len(word[2]) > 1 and word[2][:2] == ("名詞", "固有名詞")
+        if proper and _telling(word, plain) and plain not in found:
             found.append(plain)
     return found
 

@@ -117,6 +117,54 @@ def _context(hit: Hit) -> str:
     return " ".join([chunk.text, *chunk.heading_path, chunk.source])
 
 
+def _near(hits: Sequence[Hit], candidate: Candidate, texts: dict[tuple[int, int], str]) -> str:
+    """What is written next to a sentence: itself, the sentence before it (whose subject it
+    may leave unsaid) or, when it opens by pointing back, every sentence before it, its
+    passage's first sentence (its topic), headings and file name."""
+    first = 0 if _REFERS.match(candidate.text) else candidate.order - 1  # それらの見解は
+    before = [texts.get((candidate.hit_index, o), "") for o in range(first, candidate.order)]
+    opening = texts.get((candidate.hit_index, 0), "")  # the passage's topic
+    chunk = hits[candidate.hit_index].chunk
+    return " ".join([_line(hits, candidate), *before, opening, chunk.source])
+
+
+_REFERS = re.compile(r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ|その|これ|この|同)")
+"""A sentence that opens by pointing back (それらの見解は, この制度は) to what the passage named
+before it."""
+
+
+def _gaps(
+    query: Query,
+    hits: Sequence[Hit],
+    candidate: Candidate,
+    wanted: Sequence[str],
+    need: asking.Needs | None,
+    acted: dict[int, bool],
+) -> list[str]:
+    """What the candidate's passage does not name of what the question needs: its terms
+    and, when a way of doing is asked for a verb, the verb (``acted`` keeps, per passage,
+    whether it does). A condition the passage names in part (東京 of 東京に出張したとき, under
+    第6条（宿泊費）) may have its other words elsewhere in the same document (出張 in 旅費's
+    other articles)."""
+    hit = hits[candidate.hit_index]
+    context = _context(hit)
+    gaps = fit.missing_terms(wanted, context)
+    action = need.action if need else None
+    for condition in need.conditions if need else ():
+        unnamed = [t for t in condition.terms if t in gaps]
+        if unnamed and len(unnamed) < len(condition.terms):
+            document = " ".join(_context(h) for h in hits if h.chunk.source == hit.chunk.source)
+            named = set(unnamed) - set(fit.missing_terms(unnamed, document))
+            gaps = [t for t in gaps if t not in named]
+    if action:
+        key = candidate.hit_index
+        if key not in acted:
+            acted[key] = asking.does(action.verb, query.tokenize(context))
+        if not acted[key]:
+            gaps.append(action.verb)
+    return gaps
+
+
 def evidence(hits: Sequence[Hit]) -> float | None:
     """How strongly retrieval supports an answer: the top hit's best sentence similarity.
 
@@ -376,24 +424,24 @@ class ExtractiveGenerator:
         wanted = list(dict.fromkeys([*codes, *(need.terms if need else ())]))
         focus = need.focus if need else []
         conditions = need.conditions if need else []
-        action = need.action if need else None
         figure = asked if asked is not None and asked.kind in fit.FIGURES else None
+        names = asking.names(query.words()) if figure else []
+        texts = {(c.hit_index, c.order): c.text for c in ranked}
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
+        apart: list[str] = []  # names the passage holds, but not next to the figure
         acted: dict[int, bool] = {}  # whether each passage names the action
         for c in fitting:
-            context = _context(hits[c.hit_index])
-            gaps = fit.missing_terms(wanted, context)
-            if action and c.hit_index not in acted:
-                acted[c.hit_index] = asking.does(action.verb, query.tokenize(context))
-            if action and not acted[c.hit_index]:
-                gaps.append(action.verb)
+            gaps = _gaps(query, hits, c, wanted, need, acted)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
-            if not gaps and not other:
+            away = [] if gaps else fit.missing_terms(names, _near(hits, c, texts))
+            away = away if len(away) == len(names) else []  # one name near it is enough
+            if not gaps and not other and not away:
                 return [c, *(o for o in ranked if o is not c)], None
             if not gaps and other:
                 others += [other] if other not in others else []  # 住民票 asked of 戸籍謄本
+            apart += [n for n in away if n not in apart]  # 14:00 for 本社, asked of 富山工場
             if gaps and (not missing or len(gaps) < len(missing)):
                 missing = gaps  # the reason of the passage that came closest
         if figure and others:
@@ -402,6 +450,10 @@ class ExtractiveGenerator:
                 "terms",
                 f"表には{keys}の{figure.name}がありますが、質問のものについての記載は見つかりません",
             )
+        if figure and apart:
+            where = _quoted(query.text, apart)
+            shown = f"{where}の{figure.name}（{figure.asked}）"
+            return ranked, ("terms", f"{shown}を示す記載が見つかりません")
         unmet = [c.clause for c in conditions if set(c.terms) & set(missing)]
         if asked is not None and unmet and set(missing) <= {t for c in conditions for t in c.terms}:
             where = "".join(f"「{c}」" for c in unmet)  # the figure is there, not its condition

@@ -71,10 +71,10 @@ UNITS: Final[dict[str, str]] = {
     "回": r"回|度|刊",
     "台": r"台",
     "個": r"個|つ",
-    "枚": r"枚",
+    "枚": r"枚|通",
     "本": r"本",
     "冊": r"冊",
-    "通": r"通",
+    "通": r"通|枚",
     "社": r"社",
     **dict.fromkeys(["店", "店舗"], r"店|店舗"),
     **dict.fromkeys(["か所", "カ所", "箇所", "ヶ所"], _PLACES),
@@ -103,11 +103,17 @@ _UNIT_QUESTION = re.compile(
 """何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
 goes on as a word."""
 _AMOUNT_QUESTION = re.compile(
-    r"いくら(?!か(?!か)|でも|も)(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
+    r"いくら(?!か(?!か)|でも|も(?!ら))(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
 )
 _WHEN_FIRST = re.compile(r"何時(?!間)|何年(?:頃|ごろ)")
-_CLOCK = _NUM + r"\s*時|\d:\d\d|年|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
-"""What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era."""
+_CLOCK = (
+    _NUM
+    + r"\s*時(?!間)|\d:\d\d|(?:"
+    + _NUM
+    + r"|元)\s*年(?![生目])|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
+)
+"""What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era; not a
+duration (2時間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
 _HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か[のはがを])|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
@@ -256,9 +262,11 @@ _ACTUAL_ASKED = re.compile(r"実際|実績")
 _PLANNED = re.compile(r"目標|予定|計画|見込|想定|予測")
 _COUNT_ASKED = re.compile(r"いくつ|何個")
 _MEASURE = re.compile(
-    r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|ml|l|階|番|号)(?![a-z])"
+    r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|"
+    r"ml|l|階|番|号|回|度|件|人|名)(?![a-z])"
 )
-"""Units that make a number a measure or an ordinal (3時間, 7階), not a count (いくつ)."""
+"""Units that make a number a measure or an ordinal (3時間, 7階), or count events and people
+(1回の利用, 12件), not the things いくつ asks about."""
 
 
 def _labels(text: str, start: int, end: int, asked: str) -> bool:
@@ -337,7 +345,7 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
     """A term is covered by the context text as written, or, when it is a compound of two
     or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
     by 修理 alone), or, for a person, by a field or column named by its stem (``担当:`` for
-    担当者)."""
+    担当者), or, for two kanji, as the short form of a longer word (国保 for 国民健康保険)."""
     if term in context:
         return True
     if len(term) >= 3 and term[-1] in "者員":
@@ -346,8 +354,21 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
             return True
     if len(term) >= 2 and all(is_cjk(ch) for ch in term):
         pairs = _pairs(term)
-        return bool(pairs) and pairs <= context_pairs
-    return False
+        if bool(pairs) and pairs <= context_pairs:
+            return True
+    return len(term) == 2 and _abbreviates(term, context)
+
+
+_KANJI_RUN = re.compile(r"[\u3400-\u9fff々]{4,}")
+
+
+def _abbreviates(term: str, context: str) -> bool:
+    """Whether a two-kanji term is the short form of a longer word in the context: its first
+    kanji opens the word and its second follows (国保 for 国民健康保険, 年休 for 年次有給休暇)."""
+    first, second = term[0], term[1]
+    if not all("\u3400" <= ch <= "\u9fff" for ch in term):
+        return False
+    return any(run.startswith(first) and second in run[1:] for run in _KANJI_RUN.findall(context))
 
 
 def missing_terms(terms: Sequence[str], context: str) -> list[str]:
