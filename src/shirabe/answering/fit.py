@@ -269,6 +269,16 @@ _MEASURE = re.compile(
 (1回の利用, 12件), not the things いくつ asks about."""
 
 
+_NOT_COUNT = re.compile(r"[/\-:]\d")
+"""What follows a number in a date, code or time (2025/1/14): no count."""
+
+
+def _counter(after: str, asked: str) -> bool:
+    """Whether a kanji numeral is a count: followed by a counter (三つ, 五か所) or by what the
+    question counts, not by the rest of a word (一般, 一郎)."""
+    return bool(after) and (after in "つ個ヵヶかカ箇所室棟館" or after in asked)
+
+
 def _labels(text: str, start: int, end: int, asked: str) -> bool:
     """Whether the number at ``text[start:end]`` names a thing (ERR-102, 会議室701) or counts
     something else (予約12件), rather than what the question counts (現在308都市 for いくつの都市):
@@ -305,7 +315,11 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
         found = [  # not 3時間, nor 会議室701, ERR-102 or 予約12件
             (a, b)
             for a, b in found
-            if not _MEASURE.match(text, b) and not _labels(text, a, b, asked)
+            if not _MEASURE.match(text, b)
+            and not _labels(text, a, b, asked)
+            and not _NOT_COUNT.match(text, b)
+            and text[a - 1 : a] not in {"/", "-", ":"}
+            and (text[a].isdigit() or _counter(text[b : b + 1], asked))
         ]
     if _UPPER_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
