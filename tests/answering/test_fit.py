@@ -165,6 +165,16 @@ def test_the_names_a_figure_is_written_next_to(
         ("ERR-102が出た場合はどうすればいいですか？", []),  # a code, checked on its own
         ("AQ-300の重さは何kgですか？", []),  # no clause
         ("出張の場合、日当はいくらですか？", []),  # 場合 after a noun: no clause
+        (
+            "書類を業者に溶解処理してもらうと、1箱いくらかかりますか？",
+            [("書類を業者に溶解処理してもらうと", ("書類", "業者", "溶解", "処理"))],
+        ),
+        ("雨が降ったら何時に始まりますか？", [("雨が降ったら", ("雨",))]),
+        (  # people are named by their case (65歳以上の方), not looked for
+            "70歳の父が温水プールを使うと、1回いくらですか？",
+            [("70歳の父が温水プールを使うと", ("温水", "プール"))],
+        ),
+        ("本当だと思いますか？", []),  # と of a quotation
     ],
 )
 def test_the_conditions_a_question_sets(

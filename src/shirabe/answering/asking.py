@@ -112,6 +112,13 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
 _CONDITIONS: Final = frozenset({"状態", "場合", "とき", "時", "際", "条件"})
 """Nouns that make a clause before them a condition on what is asked (箱に入れた|状態の重さ)."""
 _CLAUSE_STOP: Final = frozenset({"は", "も", "、", ",", "。"})
+_PEOPLE_WORDS = """
+父 母 父親 母親 親 両親 子 子ども 子供 息子 娘 妻 夫 夫婦 家族 祖父 祖母 兄 姉 弟 妹
+本人 私 僕 自分 知り合い 友人 友達 相手
+"""
+_PEOPLE: Final = frozenset(_PEOPLE_WORDS.split())
+"""Who does what a clause says (70歳の父がプールを使うと): documents name people by the case
+they fall in (65歳以上の方), so these words are not looked for."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +132,13 @@ class Condition:
 def conditions(words: Sequence[Word]) -> list[Condition]:
     """The clauses that set a condition on what is asked: 「箱に入れた状態」 (``箱``) in
     「AQ-300を箱に入れた状態の重さは何kg」. A figure written without it (質量: 約9.2kg) answers
-    another question. A clause runs back from the verb before 状態, 場合, とき or 際 to the
-    topic (は), a comma or the start; codes (AQ-300) are checked on their own."""
+    another question. A clause runs back from the verb before 状態, 場合, とき or 際, or before
+    a conditional と, ば, たら or なら (溶解処理してもらうと), to the topic (は), a comma or the
+    start; codes (AQ-300) are checked on their own."""
     found: list[Condition] = []
     for k in range(1, len(words)):
-        if _plain(words[k][0]) not in _CONDITIONS or words[k - 1][2][0] not in _CLAUSE_END:
+        marks = _plain(words[k][0]) in _CONDITIONS or _conditional(words[k])
+        if not marks or words[k - 1][2][0] not in _CLAUSE_END:
             continue
         i = k - 1
         terms: list[str] = []
@@ -137,13 +146,23 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
             plain = _plain(words[i][0])
             counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
             box = plain in UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
-            if _noun(words[i]) and (_telling(words[i], plain) or box) and plain not in terms:
+            telling = (_telling(words[i], plain) and plain not in _PEOPLE) or box
+            if _noun(words[i]) and telling and plain not in terms:
                 terms.insert(0, plain)
             i -= 1
         if terms:
             clause = "".join(word[0] for word in words[i + 1 : k + 1])
             found.append(Condition(clause, tuple(terms)))
     return found
+
+
+def _conditional(word: Word) -> bool:
+    """A conjunctive particle or form that makes the clause before it a condition: と and ば
+    (溶解処理してもらうと), たら and なら (雨が降ったら)."""
+    surface, _, pos = word
+    return (pos[:2] == ("助詞", "接続助詞") and surface in {"と", "ば"}) or (
+        pos[0] == "助動詞" and surface in {"たら", "なら"}
+    )
 
 
 def action_terms(words: Sequence[Word], asked: str) -> list[str]:
