@@ -87,6 +87,14 @@ UNITS: Final[dict[str, str]] = {
     "点": r"点",
     "番": r"\d{2,}",
     "号": r"号",
+    "コース": r"コース",
+    "ページ": r"ページ|頁|p",
+    "ポイント": r"ポイント|pt",
+    "組": r"組",
+    "席": r"席",
+    "棟": r"棟",
+    "軒": r"軒",
+    **dict.fromkeys(["頭", "匹"], r"頭|匹"),
     "位": r"位",
     "駅": r"駅",
     "袋": r"袋",
@@ -255,7 +263,13 @@ def reason_of(nouns: Sequence[str], codes: Sequence[str], sentence: str, line: s
 
 
 _UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
-_LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え)")
+_LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え|ごと|毎|あたり|当たり|につき)")
+"""After a figure: a lower bound (5万円以上), or the step of a rate (10kgごとに200円); neither
+is the most that is allowed."""
+_OFFSET = re.compile(r"\s*(?:前|後|先)(?![払納])")
+"""After a figure: a point before or after another (有効期限の3か月前), not a length."""
+_SPAN_ASKED = re.compile(r"から|間|有効|期間")
+"""A length asked from a start (発行されてから何か月, 何日間)."""
 _TOTAL_ASKED = re.compile(r"全部で|合計|全体で|総数|総額|トータル")
 _PER_UNIT = re.compile(r"(?:につき|あたり|当たり|ごとに|毎に)\s*$")
 _ACTUAL_ASKED = re.compile(r"実際|実績")
@@ -296,7 +310,9 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     """Whether a sentence holds the figure asked, not one of its kind that answers another
     question: a lower bound (5万円以上) for a maximum (最大いくら), an amount per person or
     shop (1店舗につき2台) for a total (全部で何台), a target (販売目標12,000台) for what
-    happened (実際に何台), a duration (3時間) for a count (いくつ). Other kinds: True."""
+    happened (実際に何台), a duration (3時間) for a count (いくつ), the step of a rate (10kgごと)
+    for a limit (何kgまで), a point before another (3か月前) for a length (発行されてから何か月).
+    Other kinds: True."""
     if kind.kind not in {"money", "number"}:
         return True
     text, asked = _plain(sentence), _plain(question)
@@ -323,6 +339,8 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
         ]
     if _UPPER_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
+    if kind.kind == "number" and _SPAN_ASKED.search(asked) and not _OFFSET.search(asked):
+        found = [(a, b) for a, b in found if not _OFFSET.match(text, b)]
     if _TOTAL_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _PER_UNIT.search(text[max(0, a - 8) : a])]
     return bool(found)
