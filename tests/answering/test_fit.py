@@ -21,6 +21,7 @@ from shirabe.answering.fit import (
     missing_terms,
     reason_of,
     spellings,
+    which_place,
 )
 from shirabe.answering.instructions import is_instruction, without_instructions
 from shirabe.tokenizers.sudachi import SudachiTokenizer
@@ -406,3 +407,17 @@ def test_what_gives_a_reason(sentence: str, reason: bool) -> None:
     kind = answer_kind("なぜですか？")
     assert kind is not None
     assert has_kind(kind, sentence) is reason
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("粗大ごみを回収しに来るのは、どこの業者さんですか？", "業者"),
+        ("遺失届は、どこの警察署に出せばいいですか？", "警察署"),
+        ("原付バイクの廃車は、どこの窓口でできますか？", "窓口"),
+        ("交響曲はどこの国で初演された？", None),  # answered by a country's name
+        ("製造番号はどこに書いてありますか？", None),
+    ],
+)
+def test_what_a_place_question_asks_to_be_named(question: str, named: str | None) -> None:
+    assert which_place(question) == named

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from shirabe.answering import asking, fit, tables
+from shirabe.answering.context import Candidate, absent, lacking, line, near
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
@@ -19,16 +19,6 @@ from shirabe.stores.protocol import Store
 from shirabe.text.sentences import split_sentences
 from shirabe.text.synonyms import Synonyms
 from shirabe.text.terms import is_code
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    hit_index: int
-    order: int
-    text: str
-    lexical: float
-    dense: float | None
-    score: float = 0.0
 
 
 def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> float:
@@ -83,14 +73,6 @@ def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
     return tables.with_header(c.text, header) if header else tables.clean(c.text)
 
 
-def _absent(codes: Sequence[str], hits: Sequence[Hit]) -> list[str]:
-    """The codes (lower-cased) that no hit's text, headings or file name holds as a word."""
-    if not codes:
-        return []
-    text = unicodedata.normalize("NFKC", " ".join(_context(h) for h in hits)).lower()
-    return [c for c in codes if not re.search(rf"(?<![0-9a-z]){re.escape(c)}(?![0-9a-z])", text)]
-
-
 def _quoted(question: str, terms: Sequence[str]) -> str:
     """Terms as the question spells them (AQ-250, not aq-250), each in 「」."""
     plain = unicodedata.normalize("NFKC", question)
@@ -103,66 +85,6 @@ def _quoted(question: str, terms: Sequence[str]) -> str:
 
 _MARKER = 3
 """Characters of a citation marker, ``[n]``."""
-
-
-def _line(hits: Sequence[Hit], candidate: Candidate) -> str:
-    """A sentence with the headings of its passage."""
-    chunk = hits[candidate.hit_index].chunk
-    return " ".join([candidate.text, *chunk.heading_path])
-
-
-def _context(hit: Hit) -> str:
-    """What a passage says, with its headings and file name."""
-    chunk = hit.chunk
-    return " ".join([chunk.text, *chunk.heading_path, chunk.source])
-
-
-def _near(hits: Sequence[Hit], candidate: Candidate, texts: dict[tuple[int, int], str]) -> str:
-    """What is written next to a sentence: itself, the sentence before it (whose subject it
-    may leave unsaid) or, when it opens by pointing back, every sentence before it, its
-    passage's first sentence (its topic), headings and file name."""
-    first = 0 if _REFERS.match(candidate.text) else candidate.order - 1  # それらの見解は
-    before = [texts.get((candidate.hit_index, o), "") for o in range(first, candidate.order)]
-    opening = texts.get((candidate.hit_index, 0), "")  # the passage's topic
-    chunk = hits[candidate.hit_index].chunk
-    return " ".join([_line(hits, candidate), *before, opening, chunk.source])
-
-
-_REFERS = re.compile(r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ|その|これ|この|同)")
-"""A sentence that opens by pointing back (それらの見解は, この制度は) to what the passage named
-before it."""
-
-
-def _gaps(
-    query: Query,
-    hits: Sequence[Hit],
-    candidate: Candidate,
-    wanted: Sequence[str],
-    need: asking.Needs | None,
-    acted: dict[int, bool],
-) -> list[str]:
-    """What the candidate's passage does not name of what the question needs: its terms
-    and, when a way of doing is asked for a verb, the verb (``acted`` keeps, per passage,
-    whether it does). A condition the passage names in part (東京 of 東京に出張したとき, under
-    第6条（宿泊費）) may have its other words elsewhere in the same document (出張 in 旅費's
-    other articles)."""
-    hit = hits[candidate.hit_index]
-    context = _context(hit)
-    gaps = fit.missing_terms(wanted, context)
-    action = need.action if need else None
-    for condition in need.conditions if need else ():
-        unnamed = [t for t in condition.terms if t in gaps]
-        if unnamed and len(unnamed) < len(condition.terms):
-            document = " ".join(_context(h) for h in hits if h.chunk.source == hit.chunk.source)
-            named = set(unnamed) - set(fit.missing_terms(unnamed, document))
-            gaps = [t for t in gaps if t not in named]
-    if action:
-        key = candidate.hit_index
-        if key not in acted:
-            acted[key] = asking.does(action.verb, query.tokenize(context))
-        if not acted[key]:
-            gaps.append(action.verb)
-    return gaps
 
 
 def evidence(hits: Sequence[Hit]) -> float | None:
@@ -286,7 +208,7 @@ class ExtractiveGenerator:
             for t in dict.fromkeys(query.tokens)
             if is_code(t) and not any(Synonyms.covers(a, t) for a in query.aliases)
         ]
-        return _absent(codes, hits)
+        return absent(codes, hits)
 
     def should_refuse(self, query: Query, hits: Sequence[Hit]) -> bool:
         """Weak evidence refuses; so does middling evidence when the question names a code
@@ -410,7 +332,7 @@ class ExtractiveGenerator:
             for c in fit.codes(query.text)
             if not any(Synonyms.covers(a, c) for a in query.aliases)
         ]
-        unknown = _absent(codes, hits)
+        unknown = absent(codes, hits)
         if unknown:
             return ranked, (
                 "unknown",
@@ -432,10 +354,10 @@ class ExtractiveGenerator:
         apart: list[str] = []  # names the passage holds, but not next to the figure
         acted: dict[int, bool] = {}  # whether each passage names the action
         for c in fitting:
-            gaps = _gaps(query, hits, c, wanted, need, acted)
+            gaps = lacking(query, hits, c, wanted, need, acted)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
-            away = [] if gaps else fit.missing_terms(names, _near(hits, c, texts))
+            away = [] if gaps else fit.missing_terms(names, near(hits, c, texts))
             away = away if len(away) == len(names) else []  # one name near it is enough
             if not gaps and not other and not away:
                 return [c, *(o for o in ranked if o is not c)], None
@@ -482,7 +404,10 @@ class ExtractiveGenerator:
         ]
         if asked.kind == "reason":
             named = asking.key_nouns(query.words())
-            holds = [c for c in holds if fit.reason_of(named, codes, c.text, _line(hits, c))]
+            holds = [c for c in holds if fit.reason_of(named, codes, c.text, line(hits, c))]
+        which = fit.which_place(query.text) if asked.kind == "place" else None
+        if which:  # どこの業者: a sentence that names a 業者
+            holds = [c for c in holds if not fit.missing_terms([which], line(hits, c))]
         return [c for c in holds if c.hit_index < self._from_hits] or holds
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:

@@ -262,6 +262,21 @@ def reason_of(nouns: Sequence[str], codes: Sequence[str], sentence: str, line: s
     )
 
 
+_WHICH = re.compile(r"どこの([\u3400-\u9fff\u30a1-\u30faー]+)")
+_REGIONS: Final = frozenset(
+    ["国", "地域", "地方", "都市", "県", "州", "市", "町", "村", "島", "大陸", "出身", "人", "誰"]
+)
+
+
+def which_place(question: str) -> str | None:
+    """What どこの asks to be named (業者 in どこの業者さん, 警察署 in どこの警察署): an answer
+    names one. None for a country or region (どこの国), which is answered by its name alone."""
+    found = _WHICH.search(_plain(question))
+    if found is None or found.group(1) in _REGIONS:
+        return None
+    return found.group(1)
+
+
 _UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
 _LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え|ごと|毎|あたり|当たり|につき)")
 """After a figure: a lower bound (5万円以上), or the step of a rate (10kgごとに200円); neither

@@ -1,0 +1,92 @@
+"""What is written around a candidate sentence of an answer: its passage with headings and
+file name, the sentences next to it, and what the passage does not name of what a question
+needs. Pure functions over retrieved hits."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from shirabe.answering import asking, fit
+from shirabe.records import Hit
+from shirabe.retrieval.query import Query
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    hit_index: int
+    order: int
+    text: str
+    lexical: float
+    dense: float | None
+    score: float = 0.0
+
+
+def absent(codes: Sequence[str], hits: Sequence[Hit]) -> list[str]:
+    """The codes (lower-cased) that no hit's text, headings or file name holds as a word."""
+    if not codes:
+        return []
+    text = unicodedata.normalize("NFKC", " ".join(context(h) for h in hits)).lower()
+    return [c for c in codes if not re.search(rf"(?<![0-9a-z]){re.escape(c)}(?![0-9a-z])", text)]
+
+
+def line(hits: Sequence[Hit], candidate: Candidate) -> str:
+    """A sentence with the headings of its passage."""
+    chunk = hits[candidate.hit_index].chunk
+    return " ".join([candidate.text, *chunk.heading_path])
+
+
+def context(hit: Hit) -> str:
+    """What a passage says, with its headings and file name."""
+    chunk = hit.chunk
+    return " ".join([chunk.text, *chunk.heading_path, chunk.source])
+
+
+def near(hits: Sequence[Hit], candidate: Candidate, texts: dict[tuple[int, int], str]) -> str:
+    """What is written next to a sentence: itself, the sentence before it (whose subject it
+    may leave unsaid) or, when it opens by pointing back, every sentence before it, its
+    passage's first sentence (its topic), headings and file name."""
+    first = 0 if _REFERS.match(candidate.text) else candidate.order - 1  # それらの見解は
+    before = [texts.get((candidate.hit_index, o), "") for o in range(first, candidate.order)]
+    opening = texts.get((candidate.hit_index, 0), "")  # the passage's topic
+    chunk = hits[candidate.hit_index].chunk
+    return " ".join([line(hits, candidate), *before, opening, chunk.source])
+
+
+_REFERS = re.compile(r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ|その|これ|この|同)")
+"""A sentence that opens by pointing back (それらの見解は, この制度は) to what the passage named
+before it."""
+
+
+def lacking(
+    query: Query,
+    hits: Sequence[Hit],
+    candidate: Candidate,
+    wanted: Sequence[str],
+    need: asking.Needs | None,
+    acted: dict[int, bool],
+) -> list[str]:
+    """What the candidate's passage does not name of what the question needs: its terms
+    and, when a way of doing is asked for a verb, the verb (``acted`` keeps, per passage,
+    whether it does). A condition the passage names in part (東京 of 東京に出張したとき, under
+    第6条（宿泊費）) may have its other words elsewhere in the same document (出張 in 旅費's
+    other articles)."""
+    hit = hits[candidate.hit_index]
+    said = context(hit)
+    found = fit.missing_terms(wanted, said)
+    action = need.action if need else None
+    for condition in need.conditions if need else ():
+        unnamed = [t for t in condition.terms if t in found]
+        if unnamed and len(unnamed) < len(condition.terms):
+            document = " ".join(context(h) for h in hits if h.chunk.source == hit.chunk.source)
+            named = set(unnamed) - set(fit.missing_terms(unnamed, document))
+            found = [t for t in found if t not in named]
+    if action:
+        key = candidate.hit_index
+        if key not in acted:
+            acted[key] = asking.does(action.verb, query.tokenize(said))
+        if not acted[key]:
+            found.append(action.verb)
+    return found
