@@ -55,6 +55,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("デモ機は全部で何台用意されましたか？", "number", "何台"),
         ("それは何社会の出来事か", None, None),  # 社会 is a word
         ("いくつかの君主国の君主が同じ人物である体制を何と言いますか？", None, None),  # some
+        ("長さを順次いくつか並べたものを何というか", None, None),
+        ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
     ],
 )
@@ -416,6 +418,7 @@ def test_what_gives_a_reason(sentence: str, reason: bool) -> None:
         ("遺失届は、どこの警察署に出せばいいですか？", "警察署"),
         ("原付バイクの廃車は、どこの窓口でできますか？", "窓口"),
         ("交響曲はどこの国で初演された？", None),  # answered by a country's name
+        ("ハノーファーにはどこの国風の建物があるか？", None),
         ("製造番号はどこに書いてありますか？", None),
     ],
 )

@@ -122,7 +122,7 @@ _CLOCK = (
 )
 """What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era; not a
 duration (2時間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
-_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か[のはがを])|何個")
+_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら))|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
 _WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
@@ -272,8 +272,8 @@ def which_place(question: str) -> str | None:
     """What どこの asks to be named (業者 in どこの業者さん, 警察署 in どこの警察署): an answer
     names one. None for a country or region (どこの国), which is answered by its name alone."""
     found = _WHICH.search(_plain(question))
-    if found is None or found.group(1) in _REGIONS:
-        return None
+    if found is None or any(found.group(1).startswith(r) for r in _REGIONS):
+        return None  # どこの国, どこの国風の建物
     return found.group(1)
 
 
