@@ -137,7 +137,8 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
     start; codes (AQ-300) are checked on their own."""
     found: list[Condition] = []
     for k in range(1, len(words)):
-        marks = _plain(words[k][0]) in _CONDITIONS or _conditional(words[k])
+        asking = k + 1 < len(words) and words[k + 1][1] in {"良い", "いい", "よい"}
+        marks = _plain(words[k][0]) in _CONDITIONS or (_conditional(words[k]) and not asking)
         if not marks or words[k - 1][2][0] not in _CLAUSE_END:
             continue
         i = k - 1
@@ -150,7 +151,8 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
             if _noun(words[i]) and telling and plain not in terms:
                 terms.insert(0, plain)
             i -= 1
-        if terms:
+        asked = any(_plain(w[0]).startswith("何") for w in words[i + 1 : k])  # 何日以内に…すれば
+        if terms and not asked:
             clause = "".join(word[0] for word in words[i + 1 : k + 1])
             found.append(Condition(clause, tuple(terms)))
     return found

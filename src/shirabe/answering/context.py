@@ -55,7 +55,9 @@ def near(hits: Sequence[Hit], candidate: Candidate, texts: dict[tuple[int, int],
     return " ".join([line(hits, candidate), *before, opening, chunk.source])
 
 
-_REFERS = re.compile(r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ|その|これ|この|同)")
+_REFERS = re.compile(
+    r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ(?!ぞれ)|その(?!他|ほか)|これ(?!まで|から)|この|同(?!時|様))"
+)
 """A sentence that opens by pointing back (それらの見解は, この制度は) to what the passage named
 before it."""
 

@@ -118,11 +118,11 @@ _CLOCK = (
     _NUM
     + r"\s*時(?!間)|\d:\d\d|(?:"
     + _NUM
-    + r"|元)\s*年(?![生目])|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
+    + r"|元)\s*年(?![生目間])|世紀|時代|午前|午後|正午|朝|昼|夕方|夜|深夜|未明"
 )
 """What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era; not a
-duration (2時間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
-_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら))|何個")
+duration (2時間, 3年間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
+_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら|[？?]|$))|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
 _WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
@@ -274,15 +274,17 @@ def which_place(question: str) -> str | None:
     found = _WHICH.search(_plain(question))
     if found is None or any(found.group(1).startswith(r) for r in _REGIONS):
         return None  # どこの国, どこの国風の建物
-    return found.group(1)
+    return re.sub(r"(?:製|系|産|風|特有|出身)$", "", found.group(1)) or None  # メーカー製
 
 
 _UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
 _LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え|ごと|毎|あたり|当たり|につき)")
 """After a figure: a lower bound (5万円以上), or the step of a rate (10kgごとに200円); neither
 is the most that is allowed."""
-_OFFSET = re.compile(r"\s*(?:前|後|先)(?![払納])")
+_OFFSET = re.compile(r"\s*(?:前(?!後)|後|先)(?![払納])")
 """After a figure: a point before or after another (有効期限の3か月前), not a length."""
+_OFFSET_ASKED = re.compile(r"何[^、。？?]{0,4}?(?:前|後|先)")
+"""A point asked before or after another (何日前までに, 何年後)."""
 _SPAN_ASKED = re.compile(r"から|間|有効|期間")
 """A length asked from a start (発行されてから何か月, 何日間)."""
 _TOTAL_ASKED = re.compile(r"全部で|合計|全体で|総数|総額|トータル")
@@ -292,10 +294,10 @@ _PLANNED = re.compile(r"目標|予定|計画|見込|想定|予測")
 _COUNT_ASKED = re.compile(r"いくつ|何個")
 _MEASURE = re.compile(
     r"\s*(?:[万億兆千百]\s*)*(?:円|時間|週間|営業日|日|か月|ヶ月|カ月|年|月|時|分|秒|kg|g|cm|mm|km|m|%|割|倍|"
-    r"ml|l|階|番|号|回|度|件|人|名)(?![a-z])"
+    r"ml|l|階|番|号|回|度|人|名)(?![a-z])"
 )
 """Units that make a number a measure or an ordinal (3時間, 7階), or count events and people
-(1回の利用, 12件), not the things いくつ asks about."""
+(1回の利用, 3人), not the things いくつ asks about."""
 
 
 _NOT_COUNT = re.compile(r"[/\-:]\d")
@@ -303,9 +305,16 @@ _NOT_COUNT = re.compile(r"[/\-:]\d")
 
 
 def _counter(after: str, asked: str) -> bool:
-    """Whether a kanji numeral is a count: followed by a counter (三つ, 五か所) or by what the
-    question counts, not by the rest of a word (一般, 一郎)."""
-    return bool(after) and (after in "つ個ヵヶかカ箇所室棟館" or after in asked)
+    """Whether a kanji numeral is a count: followed by a counter (三つ, 五か所) or by a word
+    the question counts (三都市 for いくつの都市), not by the rest of a word (一般, 一郎, 一部
+    for 部屋)."""
+    if after[:1] and after[0] in "つ個ヵヶかカ箇所":
+        return True
+    word = re.match(r"[\u30a0-\u30ff\u3400-\u9fff々]+", after)
+    return (
+        word is not None
+        and re.search(re.escape(word.group()) + r"(?![\u3400-\u9fff々])", asked) is not None
+    )
 
 
 def _labels(text: str, start: int, end: int, asked: str) -> bool:
@@ -350,11 +359,11 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
             and not _labels(text, a, b, asked)
             and not _NOT_COUNT.match(text, b)
             and text[a - 1 : a] not in {"/", "-", ":"}
-            and (text[a].isdigit() or _counter(text[b : b + 1], asked))
+            and (text[a].isdigit() or _counter(text[b:], asked))
         ]
     if _UPPER_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
-    if kind.kind == "number" and _SPAN_ASKED.search(asked) and not _OFFSET.search(asked):
+    if kind.kind == "number" and _SPAN_ASKED.search(asked) and not _OFFSET_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _OFFSET.match(text, b)]
     if _TOTAL_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _PER_UNIT.search(text[max(0, a - 8) : a])]
@@ -384,7 +393,8 @@ def codes(question: str) -> list[str]:
     ]
 
 
-def _pairs(text: str) -> set[str]:
+def char_pairs(text: str) -> set[str]:
+    """Adjacent pairs of Japanese characters (kana included)."""
     return {a + b for a, b in pairwise(text) if is_cjk(a) and is_cjk(b)}
 
 
@@ -392,7 +402,7 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
     """A term is covered by the context text as written, or, when it is a compound of two
     or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
     by 修理 alone), or, for a person, by a field or column named by its stem (``担当:`` for
-    担当者), or, for two kanji, as the short form of a longer word (国保 for 国民健康保険)."""
+    担当者)."""
     if term in context:
         return True
     if len(term) >= 3 and term[-1] in "者員":
@@ -400,28 +410,15 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
         if re.search(label, context):
             return True
     if len(term) >= 2 and all(is_cjk(ch) for ch in term):
-        pairs = _pairs(term)
-        if bool(pairs) and pairs <= context_pairs:
-            return True
-    return len(term) == 2 and _abbreviates(term, context)
-
-
-_KANJI_RUN = re.compile(r"[\u3400-\u9fff々]{4,}")
-
-
-def _abbreviates(term: str, context: str) -> bool:
-    """Whether a two-kanji term is the short form of a longer word in the context: its first
-    kanji opens the word and its second follows (国保 for 国民健康保険, 年休 for 年次有給休暇)."""
-    first, second = term[0], term[1]
-    if not all("\u3400" <= ch <= "\u9fff" for ch in term):
-        return False
-    return any(run.startswith(first) and second in run[1:] for run in _KANJI_RUN.findall(context))
+        pairs = char_pairs(term)
+        return bool(pairs) and pairs <= context_pairs
+    return False
 
 
 def missing_terms(terms: Sequence[str], context: str) -> list[str]:
     """The terms that ``context`` (a passage with its headings and file name) does not cover."""
     plain = _plain(context)
-    pairs = _pairs(plain)
+    pairs = char_pairs(plain)
     return [t for t in terms if not covered(t, plain, pairs)]
 
 

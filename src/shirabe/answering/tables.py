@@ -129,24 +129,21 @@ def _named_pairs(text: str) -> set[str]:
     }
 
 
-def _pairs(text: str) -> set[str]:
-    """Character pairs of Japanese text, kana included."""
-    return {a + b for a, b in pairwise(text) if fit.is_cjk(a) and fit.is_cjk(b)}
-
-
 def names_row(cell: str, question: str) -> bool:
     """Whether a question names a table cell: half of its kanji and katakana pairs are in the
-    question (住民票 for 住民票の写し), or half of all its pairs for a case told in words
-    (ほかの市区町村から引っ越してきたとき), a code or number of it is (AQF-30H, 800円), or a
-    figure of the question falls in its range (70歳 in 65歳以上)."""
+    question (住民票 for 住民票の写し), or half of all its pairs, one of kanji or katakana
+    among them, for a case told in words (ほかの市区町村から引っ越してきたとき), a code or
+    number of it is (AQF-30H, 800円), or a figure of the question falls in its range (70歳 in
+    65歳以上)."""
     plain, asked = _plain(cell), _plain(question)
     if plain in asked:
         return True  # 3年6か月
     pairs = _named_pairs(plain)
     if pairs and len(pairs & _named_pairs(asked)) * 2 >= len(pairs):
         return True
-    spelled = _pairs(plain)  # a case told in words: ほかの市区町村から…引っ越してきたとき
-    if len(spelled) >= 8 and len(spelled & _pairs(asked)) * 2 >= len(spelled):
+    spelled = fit.char_pairs(plain)  # a case told in words: ほかの市区町村から…引っ越してきた
+    shared = spelled & fit.char_pairs(asked)
+    if len(spelled) >= 8 and len(shared) * 2 >= len(spelled) and shared & pairs:
         return True
     if any(len(w) > 1 and w in asked for w in re.findall(r"[0-9a-z][0-9a-z\-.,]*", plain)):
         return True
