@@ -357,7 +357,7 @@ class ExtractiveGenerator:
             gaps = lacking(query, hits, c, wanted, need, acted)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
-            away = [] if gaps else fit.missing_terms(names, near(hits, c, texts))
+            away = [] if gaps or not names else fit.missing_terms(names, near(hits, c, texts))
             away = away if len(away) == len(names) else []  # one name near it is enough
             if not gaps and not other and not away:
                 return [c, *(o for o in ranked if o is not c)], None

@@ -278,7 +278,7 @@ def which_place(question: str) -> str | None:
 
 
 _UPPER_ASKED = re.compile(r"最大|上限|最高|最長|最多|まで")
-_LOWER_BOUND = re.compile(r"\s*(?:以上|超|を超え|ごと|毎|あたり|当たり|につき)")
+_NO_LIMIT = re.compile(r"\s*(?:以上|超|を超え|ごと|毎|あたり|当たり|につき)")
 """After a figure: a lower bound (5万円以上), or the step of a rate (10kgごとに200円); neither
 is the most that is allowed."""
 _OFFSET = re.compile(r"\s*(?:前(?!後)|後|先)(?![払納])")
@@ -300,34 +300,35 @@ _MEASURE = re.compile(
 (1回の利用, 3人), not the things いくつ asks about."""
 
 
-_NOT_COUNT = re.compile(r"[/\-:]\d")
-"""What follows a number in a date, code or time (2025/1/14): no count."""
-
-
 def _counter(after: str, asked: str) -> bool:
     """Whether a kanji numeral is a count: followed by a counter (三つ, 五か所) or by a word
     the question counts (三都市 for いくつの都市), not by the rest of a word (一般, 一郎, 一部
     for 部屋)."""
     if after[:1] and after[0] in "つ個ヵヶかカ箇所":
         return True
-    word = re.match(r"[\u30a0-\u30ff\u3400-\u9fff々]+", after)
-    return (
-        word is not None
-        and re.search(re.escape(word.group()) + r"(?![\u3400-\u9fff々])", asked) is not None
-    )
+    word = _word_after(after)
+    whole = re.escape(word or "") + r"(?![\u3400-\u9fff々])"  # 部 is no word of 部屋
+    return word is not None and re.search(whole, asked) is not None
+
+
+def _word_after(after: str) -> str | None:
+    """The kanji or katakana word that follows a number (都市 in 308都市), if any."""
+    found = re.match(r"[\u30a0-\u30ff\u3400-\u9fff々]+", after)
+    return found.group() if found else None
 
 
 def _labels(text: str, start: int, end: int, asked: str) -> bool:
-    """Whether the number at ``text[start:end]`` names a thing (ERR-102, 会議室701) or counts
-    something else (予約12件), rather than what the question counts (現在308都市 for いくつの都市):
-    after a word, a number counts only what the question names right after it."""
+    """Whether the number at ``text[start:end]`` names a thing (ERR-102, 会議室701), is part of
+    a date, code or time (2025/1/14) or counts something else (予約12件), rather than what the
+    question counts (現在308都市 for いくつの都市): after a word, a number counts only what the
+    question names right after it."""
     before = text[start - 1 : start]
-    if re.fullmatch(r"[a-z\-]", before):
+    if re.fullmatch(r"[a-z\-/:]", before) or re.match(r"[/\-:]\d", text[end:]):
         return True
     if not re.fullmatch(r"[\u3400-\u9fff々]", before):
         return False
-    counted = re.match(r"[\u30a0-\u30ff\u3400-\u9fff々]+", text[end:])
-    return counted is None or counted.group() not in asked
+    counted = _word_after(text[end:])
+    return counted is None or counted not in asked
 
 
 def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
@@ -357,12 +358,10 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
             for a, b in found
             if not _MEASURE.match(text, b)
             and not _labels(text, a, b, asked)
-            and not _NOT_COUNT.match(text, b)
-            and text[a - 1 : a] not in {"/", "-", ":"}
             and (text[a].isdigit() or _counter(text[b:], asked))
         ]
     if _UPPER_ASKED.search(asked):
-        found = [(a, b) for a, b in found if not _LOWER_BOUND.match(text, b)]
+        found = [(a, b) for a, b in found if not _NO_LIMIT.match(text, b)]
     if kind.kind == "number" and _SPAN_ASKED.search(asked) and not _OFFSET_ASKED.search(asked):
         found = [(a, b) for a, b in found if not _OFFSET.match(text, b)]
     if _TOTAL_ASKED.search(asked):
