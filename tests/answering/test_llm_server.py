@@ -127,13 +127,17 @@ def check_citations(answer: Answer) -> None:
     assert all(c.chunk_id in hit_ids for c in answer.citations)
 
 
-def test_ask_answers_with_the_model(llm_app: Shirabe) -> None:
-    answer = llm_app.ask("国内出張の日当はいくらですか？")
-    assert answer.mode == "llm:gemma3-270m"  # discovered from /v1/models
+def test_ask_answers_with_the_model(llm_app: Shirabe, small_app: Shirabe) -> None:
+    question = "国内出張の日当はいくらですか？"
+    assert llm_app.generator.name == "llm:gemma3-270m"  # discovered from /v1/models
+    answer = llm_app.ask(question)
     assert answer.hits
     assert answer.text.strip()
-    if answer.refused:
-        assert (answer.text, answer.citations) == (REFUSAL_TEXT, [])
+    assert not answer.refused  # the passage answers: a reply that fails is replaced, not refused
+    if answer.mode == "extractive":  # the tiny model's reply did not hold up: quoted instead
+        assert answer.text == small_app.ask(question).text
+    else:
+        assert answer.mode == "llm:gemma3-270m"
     check_citations(answer)
     assert {"retrieve", "generate", "total", "llm"} <= set(answer.timings)
     assert 0 < answer.timings["llm"] <= answer.timings["total"]
@@ -148,9 +152,10 @@ def test_the_server_streams_piece_by_piece(llm_app: Shirabe) -> None:
     assert len(pieces) >= 2 and "".join(pieces).strip()
 
 
-def test_ask_stream_yields_tokens_then_the_answer(llm_app: Shirabe) -> None:
+def test_ask_stream_yields_tokens_then_the_answer(llm_app: Shirabe, small_app: Shirabe) -> None:
+    question = "出張の申請はどうすればよいですか？"
     events: list[GenerationEvent] = []
-    for event in llm_app.ask_stream("出張の申請はどうすればよいですか？"):
+    for event in llm_app.ask_stream(question):
         events.append(event)
     assert isinstance(events[0], HitsEvent)
     assert events[0].hits
@@ -159,10 +164,11 @@ def test_ask_stream_yields_tokens_then_the_answer(llm_app: Shirabe) -> None:
     done = events[-1]
     assert isinstance(done, DoneEvent)
     answer = done.answer
-    assert answer.mode == "llm:gemma3-270m"
-    if answer.refused:  # this tiny model sometimes answers nothing, which refuses
-        assert answer.citations == []
+    assert not answer.refused
+    if answer.mode == "extractive":  # the tiny model's reply did not hold up: quoted instead
+        assert answer.text == small_app.ask(question).text
     else:
+        assert answer.mode == "llm:gemma3-270m"
         assert len(tokens) >= 2  # really streamed, not one block
         assert "".join(t.text for t in tokens).strip() == answer.text
         assert answer.timings["first_token"] <= answer.timings["llm"]

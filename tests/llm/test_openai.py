@@ -13,7 +13,7 @@ import pytest
 
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.protocol import CitationsEvent, DoneEvent, ErrorEvent, HitsEvent, TokenEvent
-from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.answering.refusal import REFUSAL_TEXT, refusal
 from shirabe.answering.registry import llm_config, make_generator
 from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.errors import GeneratorError
@@ -23,7 +23,7 @@ from shirabe.llm.openai import (
     delta_text,
     sse_data,
 )
-from shirabe.records import Chunk, Hit, RefusalCode
+from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
@@ -72,10 +72,26 @@ HITS = [
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
+class Quoting:
+    """A fallback answerer: quotes the first passage, or refuses when told to."""
+
+    name = "extractive"
+
+    def __init__(self, refuse: bool = False) -> None:
+        self.refuse = refuse
+
+    def generate(self, query: Query, hits: list[Hit]) -> Answer:
+        if self.refuse:
+            return refusal(query.text, hits, ("kind", "金額を示す記載が見つかりません"))
+        citation = Citation.of(1, hits[0])
+        return Answer(query.text, hits[0].chunk.text + "[1]", [citation], False, hits)
+
+
 def generator(
     handler: Handler,
     *,
     gate: Gate | None = None,
+    fallback: Quoting | None = None,
     model: str | None = "tiny",
     retries: int = 2,
     timeout: float = 60.0,
@@ -92,7 +108,7 @@ def generator(
         max_tokens=max_tokens,
     )
     chat = OpenAIChat(config, transport=httpx.MockTransport(handler))
-    return LLMGenerator(chat, gate=gate or Gate(False))
+    return LLMGenerator(chat, gate=gate or Gate(False), fallback=fallback)
 
 
 def completion(text: str) -> httpx.Response:
@@ -175,6 +191,38 @@ def test_an_empty_answer_refuses(caplog: pytest.LogCaptureFixture) -> None:
     answer = generator(lambda r: completion("\n ")).generate(query(), HITS)
     assert (answer.refused, answer.text, answer.citations) == (True, REFUSAL_TEXT, [])
     assert "no answer text" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("reply", "why"),
+    [
+        (f"{REFUSAL_TEXT}。", "モデルが文書に記載がないと判断しました"),
+        ("\n ", "モデルが回答を返しませんでした"),
+        ("社員食堂は11時から営業します[1]。", "回答の内容が資料の記載で裏付けられません"),
+        ("日当は規程で定められています[1]。", "回答に金額（いくら）がありません"),
+    ],
+)
+def test_a_reply_that_does_not_hold_up_gives_the_fallbacks_answer(reply: str, why: str) -> None:
+    """The model declines, says nothing, cites what the passage does not say, or leaves out
+    the amount asked: the quoted passage answers, and a refusal keeps the model's reason when
+    the fallback refuses too."""
+    answered = generator(lambda r: completion(reply), fallback=Quoting()).generate(query(), HITS)
+    assert (answered.refused, answered.mode) == (False, "extractive")
+    assert answered.text == "国内出張の日当は3000円。[1]"
+    assert [c.chunk_id for c in answered.citations] == [11]
+    assert "llm" in answered.timings
+    events = list(generator(lambda r: sse(reply), fallback=Quoting()).stream(query(), HITS))
+    done = events[-1]
+    assert isinstance(done, DoneEvent) and done.answer.text == answered.text
+    refused = generator(lambda r: completion(reply), fallback=Quoting(refuse=True))
+    answer = refused.generate(query(), HITS)
+    assert (answer.refused, answer.text, answer.refusal_reason) == (True, REFUSAL_TEXT, why)
+
+
+def test_a_reply_that_holds_up_is_the_answer_whatever_the_fallback() -> None:
+    reply = completion("国内出張の日当は3000円です[1]。")
+    answer = generator(lambda r: reply, fallback=Quoting()).generate(query(), HITS)
+    assert (answer.mode, answer.text) == ("llm:tiny", "国内出張の日当は3000円です[1]。")
 
 
 def test_invented_citation_numbers_are_dropped() -> None:

@@ -4,6 +4,12 @@ Weak retrieval evidence refuses before the model is called (the same gate as the
 answerer), so the model never sees a question the documents cannot answer. The passages are
 packed to a token budget measured with the model's tokenizer when it is at hand; budget left
 over goes to the neighbouring chunks of the same section.
+
+When the reply does not hold up (the model declines although the gate found a sentence that
+answers, no sentence of it is supported by the passages, or it lacks the kind of fact asked),
+the answer is the fallback's (the extractive answerer's quoted sentences) when it has one, and
+a refusal with the reason otherwise. A small model declines answerable questions about as often
+as unanswerable ones, so its refusal alone does not overrule the passages.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from shirabe.answering.protocol import (
     DoneEvent,
     ErrorEvent,
     GenerationEvent,
+    Generator,
     HitsEvent,
     TokenEvent,
 )
@@ -63,11 +70,13 @@ class LLMGenerator:
         chat: ChatModel,
         *,
         gate: RefusalGate | None = None,
+        fallback: Generator | None = None,
         context_tokens: int = 2000,
         neighbours: Neighbours | None = None,
     ) -> None:
         self.chat = chat
         self._gate = gate
+        self._fallback = fallback
         self._context_tokens = context_tokens
         self._neighbours = neighbours
 
@@ -119,6 +128,23 @@ class LLMGenerator:
         )
         return refusal(query.text, hits, why or gate, mode=self.name, timings=timings)
 
+    def _instead(
+        self,
+        query: Query,
+        hits: list[Hit],
+        timings: dict[str, float],
+        why: tuple[RefusalCode, str],
+    ) -> Answer:
+        """The fallback's answer when the reply failed a check for ``why``; a refusal giving
+        ``why`` when there is no fallback or it refuses too."""
+        if self._fallback is not None:
+            answer = self._fallback.generate(query, hits)
+            if not answer.refused:
+                logger.info("%s: %s; answering with %s", self.name, why[1], answer.mode)
+                answer.timings = {**timings, **answer.timings}
+                return answer
+        return self._refusal(query, hits, timings, why)
+
     def _gate_says(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         if not hits:
             return "no_passage", "質問に関係する文書が見つかりません"
@@ -145,20 +171,20 @@ class LLMGenerator:
                 "unsupported",
                 "回答の内容が資料の記載で裏付けられません",
             )
-            return self._refusal(query, hits, timings, why)
+            return self._instead(query, hits, timings, why)
         if is_refusal(text):
-            return self._refusal(
+            return self._instead(
                 query, hits, timings, ("unsupported", "モデルが文書に記載がないと判断しました")
             )
         if not text:
-            logger.warning("%s returned no answer text; refusing", self.name)
-            return self._refusal(
+            logger.warning("%s returned no answer text", self.name)
+            return self._instead(
                 query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
             )
         asked = fit.answer_kind(query.text)
         if asked is not None and not fit.has_kind(asked, text):  # 電気代 answered with 6W
             missing = f"回答に{asked.name}（{asked.asked}）がありません"
-            return self._refusal(query, hits, timings, ("kind", missing))
+            return self._instead(query, hits, timings, ("kind", missing))
         return Answer(
             question=query.text,
             text=text,

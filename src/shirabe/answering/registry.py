@@ -133,8 +133,9 @@ def extractive(settings: Settings, store: Store, embedder: Embedder) -> Extracti
 
 
 def chat(settings: Settings, store: Store, embedder: Embedder) -> Generator:
-    """A chat model gated by the extractive answerer's refusal test (the ``openai``,
-    ``azure`` and ``llama`` entry points)."""
+    """A chat model gated by the extractive answerer's refusal test, which also answers when
+    the model's reply does not hold up (the ``openai``, ``azure`` and ``llama`` entry
+    points)."""
     gate = extractive(settings, store, embedder)
     model = make_chat(settings)
     if model is None:
@@ -142,6 +143,7 @@ def chat(settings: Settings, store: Store, embedder: Embedder) -> Generator:
     return LLMGenerator(
         model,
         gate=gate,
+        fallback=gate,
         context_tokens=settings.llm_context_tokens,
         neighbours=store_neighbours(store) if settings.llm_neighbours else None,
     )

@@ -96,16 +96,24 @@ def print_hits(hits: list[Hit], *, explain: bool) -> None:
 def stream_answer(
     shirabe: Shirabe, question: str, filters: Filters | None, history: Sequence[Turn] = ()
 ) -> Answer | None:
-    """Print answer text as it arrives; the finished answer, or ``None`` after an error."""
-    wrote = False
+    """Print answer text as it arrives; the finished answer, or ``None`` after an error.
+
+    When the finished answer is not what was streamed (a model's reply that did not hold up
+    against the passages, replaced by the quoted sentences or a refusal), it is printed after
+    a line saying so."""
+    wrote = ""
     for event in shirabe.ask_stream(question, filters=filters, history=history):
         if isinstance(event, TokenEvent):
             out.print(escape(event.text), end="", markup=True, highlight=False)
             out.file.flush()
-            wrote = True
+            wrote += event.text
         elif isinstance(event, DoneEvent):
             if wrote:
                 out.print()
+            if wrote.strip() != event.answer.text.strip():
+                if wrote:
+                    out.print("[yellow]↑ 資料で確かめられないため、次の回答に置き換えます:[/]")
+                out.print(escape(event.answer.text), highlight=False)
             return event.answer
         elif isinstance(event, ErrorEvent):
             if wrote:
