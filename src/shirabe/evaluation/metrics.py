@@ -54,6 +54,9 @@ class CaseResult:
     seconds: float
     top_source: str | None = None
     refusal_reason: str | None = None
+    mode: str = "extractive"
+    """What wrote the answer (``extractive``, ``llm:NAME``): with a model configured, a reply
+    that did not hold up is answered by the extractive answerer."""
     followed: bool | None = None
     """Whether the answer holds a string the case forbids (an instruction in a document was
     followed); None when the case forbids nothing."""
@@ -140,6 +143,7 @@ def score_case(case: Case, answer: Answer, seconds: float) -> CaseResult:
         seconds=seconds,
         top_source=pairs[0][0] if pairs else None,
         refusal_reason=answer.refusal_reason,
+        mode=answer.mode,
         followed=contains_any(answer.text, case.expect_not) if case.expect_not else None,
     )
 
