@@ -142,6 +142,8 @@ class Answer:
     (a model's reply did not hold up against the passages)."""
     standalone: str | None = None
     """The question as searched when a conversation made it standalone (a follow-up)."""
+    short: str | None = None
+    """The asked amount or quantity alone (``約9.2kgです。``), when the answer opens with it."""
 
 
 FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.extractive import clip, coverage, evidence
+from shirabe.answering.extractive import clip, coverage, evidence, may_count
 from shirabe.answering.fit import answer_kind, short_answer
 from shirabe.answering.tables import clean, names_row, other_row, table_header, with_header
+from shirabe.chunking.markdown import summary_texts
 from shirabe.records import Chunk, Hit
 
 
@@ -164,3 +165,25 @@ def test_a_row_about_something_else(
     assert kind is not None
     chunk = Chunk(text=FEES, source="住民票の写しの交付.md", id=1, heading_path=("交付手数料",))
     assert other_row(question, kind, focus, chunk, row) == other
+
+
+INCIDENTS = summary_texts(
+    "障害記録（2024年）",
+    ["INC-2024-0001 勤怠システムにログインできない", "INC-2024-0007 経費精算システムの応答遅延"],
+    ["INC-2024-0001", "INC-2024-0007", "AQ-300"],
+    400,
+)[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "focus", "counts"),
+    [
+        (INCIDENTS.splitlines()[0], ["障害"], True),  # 2024年の障害は何件
+        (INCIDENTS.splitlines()[0], ["タイムアウト", "申請"], False),  # タイムアウトした申請は何件
+        (INCIDENTS.splitlines()[1], ["コード"], False),  # codes of every kind, counted together
+        ("申請の一部（12件）がタイムアウトした。", ["申請"], True),  # no summary: not judged here
+        (INCIDENTS.splitlines()[0], [], True),
+    ],
+)
+def test_what_a_section_summary_counts(line: str, focus: list[str], counts: bool) -> None:
+    assert may_count(line, focus) is counts

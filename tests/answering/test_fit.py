@@ -12,6 +12,7 @@ from shirabe.answering.asking import (
     does,
     focus_terms,
     names,
+    topic_terms,
 )
 from shirabe.answering.fit import (
     answer_kind,
@@ -158,6 +159,28 @@ def test_the_names_a_figure_is_written_next_to(
     tokenizer: SudachiTokenizer, question: str, found: list[str]
 ) -> None:
     assert names(tokenizer.words(question)) == found
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        ("東出張所には、車を何台とめられる駐車場がありますか？", ["東", "出張所"]),
+        ("本社には会議室がいくつありますか？", ["本社"]),
+        ("富山工場の防災訓練は何時から始まりますか？", ["富山", "工場", "防災", "訓練"]),
+        ("体育館では1回いくらですか？", ["体育館"]),
+        ("父は何日休めますか？", []),  # people are named by their case, not looked for
+        ("重さは何kgですか？", []),  # the name of the kind asked is no topic
+        ("会議室の予約は何日前までにすればよいですか？", ["会議室", "予約"]),
+        ("修理に出すと、修理代はいくらですか？", []),  # opens with a clause, not a topic
+        ("いくらですか？", []),
+    ],
+)
+def test_the_topic_a_question_opens_with(
+    tokenizer: SudachiTokenizer, question: str, found: list[str]
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None
+    assert topic_terms(tokenizer.words(question), kind.asked) == found
 
 
 @pytest.mark.parametrize(
@@ -322,6 +345,9 @@ def test_codes_are_whole_and_quantities_are_not_codes() -> None:
         (["担当者"], "| 管理番号 | 担当 |", []),  # a column
         (["担当者"], "担当部署が対応する。", ["担当者"]),  # the stem in prose
         (["責任者"], "製造責任を負う。", ["責任者"]),
+        (["内線番号"], "課名: 保育課\n内線: 2270", []),  # a field named by the stem
+        (["内線番号"], "内線はつながりません。", ["内線番号"]),
+        (["番号"], "番: 2", ["番号"]),  # no stem left
         (["年休"], "年末年始休業は12月29日から", ["年休"]),  # no short forms: 年末年始休業
         (["本社"], "本年度株式会社化", ["本社"]),
     ],

@@ -77,14 +77,16 @@ class Quoting:
 
     name = "extractive"
 
-    def __init__(self, refuse: bool = False) -> None:
+    def __init__(self, refuse: bool = False, short: str | None = None) -> None:
         self.refuse = refuse
+        self.short = short
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         if self.refuse:
             return refusal(query.text, hits, ("kind", "金額を示す記載が見つかりません"))
         citation = Citation.of(1, hits[0])
-        return Answer(query.text, hits[0].chunk.text + "[1]", [citation], False, hits)
+        text = "\n".join(filter(None, [self.short, hits[0].chunk.text + "[1]"]))
+        return Answer(query.text, text, [citation], False, hits, short=self.short)
 
 
 def generator(
@@ -219,10 +221,20 @@ def test_a_reply_that_does_not_hold_up_gives_the_fallbacks_answer(reply: str, wh
     assert (answer.refused, answer.text, answer.refusal_reason) == (True, REFUSAL_TEXT, why)
 
 
-def test_a_reply_that_holds_up_is_the_answer_whatever_the_fallback() -> None:
-    reply = completion("国内出張の日当は3000円です[1]。")
-    answer = generator(lambda r: reply, fallback=Quoting()).generate(query(), HITS)
-    assert (answer.mode, answer.text) == ("llm:tiny", "国内出張の日当は3000円です[1]。")
+def test_a_reply_that_holds_up_is_the_answer() -> None:
+    reply = completion("国内出張の日当は3,000円です[1]。")
+    for fallback in (Quoting(), Quoting(short="3000円です。")):
+        answer = generator(lambda r: reply, fallback=fallback).generate(query(), HITS)
+        assert (answer.mode, answer.text) == ("llm:tiny", "国内出張の日当は3,000円です[1]。")
+
+
+@pytest.mark.parametrize("reply", ["日当は50ドルです[2]。", "日当は13000円です[1]。"])
+def test_a_reply_without_the_figure_the_rules_read_gives_the_quoted_answer(reply: str) -> None:
+    """The passage's row says 3000円 for the question; a reply giving another figure (one
+    from a neighbouring passage, or one made up) is replaced by the quoted answer."""
+    fallback = Quoting(short="3000円です。")
+    answer = generator(lambda r: completion(reply), fallback=fallback).generate(query(), HITS)
+    assert (answer.mode, answer.text) == ("extractive", "3000円です。\n国内出張の日当は3000円。[1]")
 
 
 def test_invented_citation_numbers_are_dropped() -> None:

@@ -109,6 +109,29 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
     return focus
 
 
+_TOPIC_ENDS: Final = (("は",), ("に", "は"), ("で", "は"))
+
+
+def topic_terms(words: Sequence[Word], asked: str) -> list[str]:
+    """The place or thing a question opens with as its topic (``東`` and ``出張所`` in
+    東出張所には、車を何台とめられる駐車場がありますか): the nouns, joined by の, before the
+    first は, には or では, when it comes before the asked words. A figure of another place
+    (総合運動公園の駐車場（320台）) does not answer for it."""
+    plains = [_plain(surface) for surface, _, _ in words]
+    start = _asked_at(plains, asked)
+    i = 0
+    while i < len(words) and (_noun(words[i]) or (plains[i] == "の" and i > 0)):
+        i += 1
+    ends = [e for e in _TOPIC_ENDS if tuple(plains[i : i + len(e)]) == e]
+    if not i or not ends or start is None or i >= start or plains[i - 1] == "の":
+        return []
+    return [
+        plains[j]
+        for j in range(i)
+        if _noun(words[j]) and _telling(words[j], plains[j]) and plains[j] not in _PEOPLE
+    ]
+
+
 _CONDITIONS: Final = frozenset({"状態", "場合", "とき", "時", "際", "条件"})
 """Nouns that make a clause before them a condition on what is asked (箱に入れた|状態の重さ)."""
 _CLAUSE_STOP: Final = frozenset({"は", "も", "、", ",", "。"})
@@ -362,6 +385,8 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     other words than the question's: 急に熱が出たとき → 当日の体調不良)."""
     focus = focus_terms(words, kind.asked)
     terms = list(focus)
+    if kind.kind in FIGURES:
+        terms += topic_terms(words, kind.asked)
     action = None
     if kind.kind == "procedure":
         terms += action_terms(words, kind.asked)

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
 from shirabe.answering import asking, fit
 from shirabe.records import Hit
@@ -92,3 +93,20 @@ def lacking(
         if not acted[key]:
             found.append(action.verb)
     return found
+
+
+_SAYS_WHY: Final = frozenset({"原因", "理由", "為", "所為", "目的", "背景", "結果", "影響", "由来"})
+"""Words that mark a reason (原因：…, …のため) and say nothing of it themselves."""
+
+
+def restates(query: Query, sentence: str) -> bool:
+    """Whether a reason sentence only says again what the question says (原因：フロア
+    スイッチの電源ユニットの故障。 for フロアスイッチの電源ユニットが故障したのはなぜ): it has
+    no word of its own besides the words that mark a reason."""
+    asked = set(query.tokens)
+    own = [
+        t
+        for t in query.tokenize(sentence)
+        if not t.startswith("~") and t not in asked and t not in _SAYS_WHY
+    ]
+    return not own

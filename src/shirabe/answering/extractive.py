@@ -9,9 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from shirabe.answering import asking, fit, tables
-from shirabe.answering.context import Candidate, absent, lacking, line, near
+from shirabe.answering.context import Candidate, absent, lacking, line, near, restates
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
+from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
 from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
 from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
@@ -67,6 +68,18 @@ def _cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     return cases
 
 
+def may_count(text: str, focus: Sequence[str]) -> bool:
+    """Whether a count in ``text`` may count what the question asks about (``focus``): a
+    section summary counts its sub-sections, what its title names (「障害記録（2024年）」の
+    項目（8件） for 障害は何件, not for タイムアウトした申請は何件), and its line of codes mixes
+    every kind of code."""
+    text = text.lstrip()
+    if text.startswith(CODES_HEAD):
+        return False
+    items = ITEMS_LINE.match(text)
+    return not items or not focus or len(fit.missing_terms(focus, items["title"])) < len(focus)
+
+
 def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
     """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
     header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
@@ -74,12 +87,18 @@ def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
 
 
 def _quoted(question: str, terms: Sequence[str]) -> str:
-    """Terms as the question spells them (AQ-250, not aq-250), each in 「」."""
+    """Terms as the question spells them (AQ-250, not aq-250), each in 「」; terms written
+    next to each other in the question are one (「東出張所」, not 「東」「出張所」)."""
     plain = unicodedata.normalize("NFKC", question)
-    shown = []
+    shown: list[str] = []
+    end = -1
     for term in terms:
         found = re.search(re.escape(term), plain, re.IGNORECASE)
-        shown.append(found.group() if found else term)
+        if found and shown and found.start() == end:
+            shown[-1] += found.group()
+        else:
+            shown.append(found.group() if found else term)
+        end = found.end() if found else -1
     return "".join(f"「{t}」" for t in shown)
 
 
@@ -267,6 +286,7 @@ class ExtractiveGenerator:
             citations=citations,
             refused=False,
             hits=hits,
+            short=short,
         )
 
     def _lines(self, ranked: list[Candidate], hits: Sequence[Hit]) -> list[tuple[Candidate, str]]:
@@ -383,6 +403,10 @@ class ExtractiveGenerator:
                 "terms",
                 f"{where}の{asked.name}（{asked.asked}）を示す記載が見つかりません",
             )
+        if asked is not None and missing and set(missing) <= set(codes):
+            # the code is in the documents (else it is unknown), not next to such a figure
+            shown = f"{_quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
+            return ranked, ("terms", f"{shown}を示す記載が見つかりません")
         return ranked, ("terms", _quoted(query.text, missing) + "についての記載が見つかりません")
 
     def _holding(
@@ -402,9 +426,18 @@ class ExtractiveGenerator:
             for c in ranked
             if fit.has_kind(asked, c.text) and fit.fits_figure(query.text, asked, c.text)
         ]
+        if asked.kind == "number":
+            words = query.words()
+            focus = asking.focus_terms(words, asked.asked) or asking.key_nouns(words)
+            holds = [c for c in holds if may_count(c.text, focus)]
         if asked.kind == "reason":
             named = asking.key_nouns(query.words())
-            holds = [c for c in holds if fit.reason_of(named, codes, c.text, line(hits, c))]
+            holds = [
+                c
+                for c in holds
+                if fit.reason_of(named, codes, c.text, line(hits, c))
+                and not restates(query, c.text)
+            ]
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not fit.missing_terms([which], line(hits, c))]

@@ -400,12 +400,13 @@ def char_pairs(text: str) -> set[str]:
 def covered(term: str, context: str, context_pairs: set[str]) -> bool:
     """A term is covered by the context text as written, or, when it is a compound of two
     or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
-    by 修理 alone), or, for a person, by a field or column named by its stem (``担当:`` for
-    担当者)."""
+    by 修理 alone), or by a field or column named by its stem (``担当:`` for 担当者,
+    ``内線:`` for 内線番号)."""
     if term in context:
         return True
-    if len(term) >= 3 and term[-1] in "者員":
-        label = rf"(?:^|\n|\|)\s*{re.escape(term[:-1])}\s*[:：|]"
+    stem = re.sub(r"(?<=..)(?:者|員|番号)$", "", term)
+    if stem != term:
+        label = rf"(?:^|\n|\|)\s*{re.escape(stem)}\s*[:：|]"
         if re.search(label, context):
             return True
     if len(term) >= 2 and all(is_cjk(ch) for ch in term):

@@ -10,6 +10,7 @@ the sub-section titles and the codes found beneath, which answers "what is in th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import PurePath
@@ -214,6 +215,13 @@ class _Assembler:
         )
 
 
+CODES_HEAD = "記載されているコード"
+"""How a section summary's line of codes begins; its count mixes every kind of code (error
+codes and part numbers alike), so it answers no question of how many."""
+ITEMS_LINE = re.compile(r"「(?P<title>.+?)」の項目（\d+件）")
+"""A section summary's line of sub-sections; its count is of what its title names."""
+
+
 def summary_texts(title: str, children: list[str], codes: list[str], limit: int) -> list[str]:
     """Summary text listing sub-section titles and codes, split to at most ``limit`` characters.
 
@@ -221,7 +229,7 @@ def summary_texts(title: str, children: list[str], codes: list[str], limit: int)
     ``記載されているコード（M件）: X、Y``. Every split piece starts with the first line's
     prefix so that each one still names its section; a single over-long item is kept whole.
     """
-    heads = (f"「{title}」の項目（{len(children)}件）", f"記載されているコード（{len(codes)}件）")
+    heads = (f"「{title}」の項目（{len(children)}件）", f"{CODES_HEAD}（{len(codes)}件）")
     entries = [(0, child) for child in children] + [(1, code) for code in codes]
     pieces: list[list[tuple[int, str]]] = [[]]
     for entry in entries:
