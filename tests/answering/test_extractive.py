@@ -6,7 +6,14 @@ import pytest
 
 from shirabe.answering.extractive import clip, coverage, evidence, may_count
 from shirabe.answering.fit import answer_kind, short_answer
-from shirabe.answering.tables import clean, names_row, other_row, table_header, with_header
+from shirabe.answering.tables import (
+    clean,
+    is_header,
+    names_row,
+    other_row,
+    table_header,
+    with_header,
+)
 from shirabe.chunking.markdown import summary_texts
 from shirabe.records import Chunk, Hit
 
@@ -187,3 +194,23 @@ INCIDENTS = summary_texts(
 )
 def test_what_a_section_summary_counts(line: str, focus: list[str], counts: bool) -> None:
     assert may_count(line, focus) is counts
+
+
+FACILITIES = """市立保育所の一覧です。
+| 施設名 | 施設コード | 定員 |
+|---|---|---|
+| 中央保育所 | H-101 | 120人 |
+| 北町保育所 | H-102 | 90人 |"""
+
+
+@pytest.mark.parametrize(
+    ("row", "header"),
+    [
+        ("| 施設名 | 施設コード | 定員 |", True),  # names the columns, holds no value
+        ("| 中央保育所 | H-101 | 120人 |", False),
+        ("市立保育所の一覧です。", False),
+        ("| 施設名 | 施設コード |", False),  # no such line
+    ],
+)
+def test_a_tables_header_row(row: str, header: bool) -> None:
+    assert is_header(FACILITIES, row) is header

@@ -171,6 +171,7 @@ class ExtractiveGenerator:
                 if (
                     tables.clean(sentence)
                     and not set(sentence) <= set("|-: ")
+                    and not tables.is_header(hit.chunk.text, sentence)  # 施設名 | 施設コード
                     and not is_instruction(sentence)
                 ):
                     found.append((i, order, sentence))

@@ -72,6 +72,23 @@ def table_header(text: str, row: str) -> list[str] | None:
     return None
 
 
+def is_header(text: str, row: str) -> bool:
+    """Whether ``row`` is the header of a Markdown table in ``text`` (a line of column names
+    followed by the ``|---|`` line): it names what the rows hold and holds no value itself."""
+    wanted = row.strip()
+    if not wanted.startswith("|"):
+        return False
+    lines = [line.strip() for line in text.splitlines()]
+    return any(
+        line == wanted
+        and (i == 0 or not lines[i - 1].startswith("|"))
+        and i + 1 < len(lines)
+        and lines[i + 1].startswith("|")
+        and set(lines[i + 1]) <= set("|-: ")
+        for i, line in enumerate(lines)
+    )
+
+
 def with_header(row: str, header: Sequence[str]) -> str:
     """A table row as 項目: 値 pairs: ``質量: 約9.2kg`` for a two-column table, else the row's
     key then each header with its cell (``メーカー希望小売価格（税込） — AQ-300（新製品）:
