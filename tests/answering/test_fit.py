@@ -41,6 +41,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("何人まで共有できますか", "number", "何人"),
         ("AQ-250の出荷はいつ終了しましたか？", "time", "いつ"),
         ("製造番号はどこに書いてありますか？", "place", "どこ"),
+        ("手続きはどちらでできますか？", "place", "どちらで"),
+        ("受け取るのは夫と妻のどちらですか？", None, None),  # which of the two, not where
         ("工場長は誰ですか？", "person", "誰"),
         ("なぜ気づかなかったのですか？", "reason", "なぜ"),
         ("有線LANが切れた原因は？", "reason", "原因は"),

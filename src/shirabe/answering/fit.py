@@ -124,7 +124,7 @@ _CLOCK = (
 duration (2時間, 3年間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
 _HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら|[？?]|$))|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
-_WHERE = re.compile(r"どこ|どちらで|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
+_WHERE = re.compile(r"どこ|どちらで(?!す)|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
 _WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
 _WHY = re.compile(r"なぜ|何故|どうして|なんで(?!す)|理由は|理由を|原因は|原因を|の原因|の理由")
 _HOW = re.compile(
