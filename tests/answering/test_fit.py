@@ -138,6 +138,8 @@ def tokenizer() -> SudachiTokenizer:
         ("AQ-300の加湿フィルターはどういう手順で交換すればいいですか？", ["加湿", "フィルター"]),
         ("INC-2024-0005でディスクがいっぱいになったのはなぜですか？", []),  # a state
         ("いつ届きますか？", []),  # opens with the asked word
+        ("育児休業は子どもが何歳になるまで取れますか？", []),  # documents say 子, or 児童
+        ("試作 三郎さんの部署はどこですか？", ["三郎", "部署"]),  # not the honorific さん
     ],
 )
 def test_what_a_question_is_about(

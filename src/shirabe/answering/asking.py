@@ -36,6 +36,7 @@ _GENERIC_WORDS = """
 思う 必要 要る 受ける 使う 行う 得る もらう 貰う 場所 日 人 件 回 円 番
 号 つ 全部 全体 実際 大体 およそ 約 各 毎 今 今回 普通 一般 ください
 下さい 欲しい 頂く いただく 可能 ござる 会社 当社 弊社 自分
+さん 様 さま 氏 君 くん ちゃん 殿
 """
 _GENERIC: Final = frozenset(_GENERIC_WORDS.split())
 
@@ -101,7 +102,11 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
             break
         if i >= 0 and words[i][2][0] in _CLAUSE_END:
             break  # 暗殺された|政治家は誰: a category named by its clause, not a topic
-        focus[:0] = [plains[j] for j in range(i + 1, run + 1) if _telling(words[j], plains[j])]
+        focus[:0] = [  # not 子ども of 子どもが何歳: documents name people by their case
+            plains[j]
+            for j in range(i + 1, run + 1)
+            if _telling(words[j], plains[j]) and plains[j] not in _PEOPLE
+        ]
         if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
             i -= 1  # 富山工場の|食堂
             continue
