@@ -10,8 +10,10 @@ from shirabe.answering.asking import (
     action_verb,
     conditions,
     does,
+    focus_groups,
     focus_terms,
     names,
+    needs,
     topic_terms,
 )
 from shirabe.answering.fit import (
@@ -148,6 +150,31 @@ def test_what_a_question_is_about(
     kind = answer_kind(question)
     assert kind is not None
     assert focus_terms(tokenizer.words(question), kind.asked) == focus
+
+
+@pytest.mark.parametrize(
+    ("question", "groups", "owners"),
+    [
+        (
+            "一般社員の出張の宿泊費は1泊いくらまでですか？",
+            [["一般社員"], ["出張"], ["宿泊費"]],
+            ("一般社員", "出張"),
+        ),
+        ("集合注射の会場はどこですか？", [["集合", "注射"], ["会場"]], ("集合", "注射")),
+        ("集合注射はどこで受けられますか？", [["集合", "注射"]], ()),  # one run: no owner
+        ("いくらですか？", [], ()),
+    ],
+)
+def test_the_focus_as_runs_joined_by_no(
+    tokenizer: SudachiTokenizer, question: str, groups: list[list[str]], owners: tuple[str, ...]
+) -> None:
+    """What may be named elsewhere in the document (出張 of 出張の宿泊費, under 第6条（宿泊費）)
+    is only what comes before the last の; the last run is named where the figure is."""
+    kind = answer_kind(question)
+    assert kind is not None
+    words = tokenizer.words(question)
+    assert focus_groups(words, kind.asked) == groups
+    assert needs(words, kind).owners == owners
 
 
 @pytest.mark.parametrize(

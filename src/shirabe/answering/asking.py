@@ -84,6 +84,12 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
     nouns they are joined to by の (``修理代`` in 修理代はいくら, ``後継`` and ``機`` in
     後継機はいつ, ``削除`` in アカウントを削除するにはどうすれば); empty when the question
     opens with them or they follow a verb."""
+    return [term for group in focus_groups(words, asked) for term in group]
+
+
+def focus_groups(words: Sequence[Word], asked: str) -> list[list[str]]:
+    """The focus (:func:`focus_terms`) as the runs of nouns joined by の, in the question's
+    order: ``[["出張"], ["宿泊費"]]`` for 出張の宿泊費はいくら."""
     plains = [_plain(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     if not start:
@@ -93,7 +99,7 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
         i -= 1
     if any(words[k][1] in _DOING for k in range(i + 1, start)):
         return []  # 発送したのは誰: a verb, which the passage may say in other words
-    focus: list[str] = []
+    groups: list[list[str]] = []
     while i >= 0:
         run = i
         while i >= 0 and _noun(words[i]):
@@ -102,16 +108,18 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
             break
         if i >= 0 and words[i][2][0] in _CLAUSE_END:
             break  # 暗殺された|政治家は誰: a category named by its clause, not a topic
-        focus[:0] = [  # not 子ども of 子どもが何歳: documents name people by their case
+        group = [  # not 子ども of 子どもが何歳: documents name people by their case
             plains[j]
             for j in range(i + 1, run + 1)
             if _telling(words[j], plains[j]) and plains[j] not in _PEOPLE
         ]
+        if group:
+            groups.insert(0, group)
         if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
             i -= 1  # 富山工場の|食堂
             continue
         break
-    return focus
+    return groups
 
 
 _TOPIC_ENDS: Final = (("は",), ("に", "は"), ("で", "は"))
@@ -379,6 +387,9 @@ class Needs:
     terms: list[str]
     conditions: list[Condition]
     action: Action | None
+    owners: tuple[str, ...] = ()
+    """Focus terms before the last の (出張 and 社員 of 一般社員の出張の宿泊費): the passage with
+    the figure may leave them to the rest of its document (第6条（宿泊費） of 旅費)."""
 
 
 def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
@@ -388,7 +399,9 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     written in other words as often as it is missing);
     the conditions for a figure (a way of doing or a person under a condition is written in
     other words than the question's: 急に熱が出たとき → 当日の体調不良)."""
-    focus = focus_terms(words, kind.asked)
+    groups = focus_groups(words, kind.asked)
+    focus = [term for group in groups for term in group]
+    owners = tuple(term for group in groups[:-1] for term in group)
     terms = list(focus)
     if kind.kind in FIGURES:
         terms += topic_terms(words, kind.asked)
@@ -399,4 +412,4 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
         terms += action.objects if action else ()
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
-    return Needs(focus, list(dict.fromkeys(terms)), found, action)
+    return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)

@@ -75,15 +75,23 @@ def lacking(
     and, when a way of doing is asked for a verb, the verb (``acted`` keeps, per passage,
     whether it does). A condition the passage names in part (東京 of 東京に出張したとき, under
     第6条（宿泊費）) may have its other words elsewhere in the same document (出張 in 旅費's
-    other articles)."""
+    other articles), and so may what the asked thing belongs to (出張 of 一般社員の出張の
+    宿泊費) when the passage names the thing itself (宿泊費)."""
     hit = hits[candidate.hit_index]
     said = context(hit)
     found = fit.missing_terms(wanted, said)
     action = need.action if need else None
-    for condition in need.conditions if need else ():
-        unnamed = [t for t in condition.terms if t in found]
-        if unnamed and len(unnamed) < len(condition.terms):
-            document = " ".join(context(h) for h in hits if h.chunk.source == hit.chunk.source)
+    document = ""
+    groups = [c.terms for c in need.conditions] if need else []
+    owners = need.owners if need else ()
+    if owners and need and not set(need.focus[len(owners) :]) & set(found):
+        groups.append(owners)  # 出張 of 出張の宿泊費, under 第6条（宿泊費）
+    for terms in groups:
+        unnamed = [t for t in terms if t in found]
+        if unnamed and (len(unnamed) < len(terms) or terms == owners):
+            document = document or " ".join(
+                context(h) for h in hits if h.chunk.source == hit.chunk.source
+            )
             named = set(unnamed) - set(fit.missing_terms(unnamed, document))
             found = [t for t in found if t not in named]
     if action:
