@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shirabe.answering.context import restates
+from shirabe.answering.asking import needs
+from shirabe.answering.context import Candidate, lacking, restates
+from shirabe.answering.fit import answer_kind
+from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
@@ -49,3 +52,27 @@ def test_a_reason_that_only_says_the_question_again(
 ) -> None:
     query = Query(question, tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
     assert restates(query, sentence) is again
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "missing"),
+    [
+        # the passage names 宿泊費 and leaves 出張 to the other articles of the same document
+        ("一般社員の出張の宿泊費はいくらですか？", "一般社員は1泊10,000円とする。", []),
+        # the car park of another place, though the document names 東出張所 elsewhere
+        ("東出張所の駐車場は何台ですか？", "総合運動公園の駐車場は320台です。", ["東", "出張所"]),
+    ],
+)
+def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
+    tokenizer: SudachiTokenizer, question: str, sentence: str, missing: list[str]
+) -> None:
+    query = Query(question, tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
+    kind = answer_kind(question)
+    assert kind is not None
+    need = needs(query.words(), kind)
+    hits = [
+        Hit(Chunk(text=sentence, source="規程.md", heading_path=("宿泊費",)), 1.0),
+        Hit(Chunk(text="出張の手続きと東出張所の案内。", source="規程.md"), 0.5),
+    ]
+    candidate = Candidate(0, 0, sentence, 0.0, None)
+    assert lacking(query, hits, candidate, need.terms, need, {}) == missing

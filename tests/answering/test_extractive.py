@@ -214,3 +214,9 @@ FACILITIES = """市立保育所の一覧です。
 )
 def test_a_tables_header_row(row: str, header: bool) -> None:
     assert is_header(FACILITIES, row) is header
+
+
+def test_a_key_value_tables_first_row_is_a_row() -> None:
+    """Loaders make a table's first row its header; with a figure it is one of the rows."""
+    spec = "| 質量 | 約9.2kg |\n|---|---|\n| 高さ | 約60cm |"
+    assert not is_header(spec, "| 質量 | 約9.2kg |")

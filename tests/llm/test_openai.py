@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from shirabe.answering.llm import LLMGenerator
+from shirabe.answering.llm import LLMGenerator, _states
 from shirabe.answering.protocol import CitationsEvent, DoneEvent, ErrorEvent, HitsEvent, TokenEvent
 from shirabe.answering.refusal import REFUSAL_TEXT, refusal
 from shirabe.answering.registry import llm_config, make_generator
@@ -437,3 +437,20 @@ def test_azure_requests_carry_api_version_and_api_key_header(
     assert request.url.params["api-version"] == "2024-10-21"
     assert request.headers["api-key"] == KEY
     assert "authorization" not in request.headers
+
+
+@pytest.mark.parametrize(
+    ("reply", "short", "states"),
+    [
+        ("本体は約9.2kgです[1]。", "約9.2kgです。", True),
+        ("本体は約20キロあります[1]。", "約9.2kgです。", False),
+        ("本体は19.2kgです。", "9.2kgです。", False),  # a number is matched whole
+        ("駐車場は3台あります[2]。", "2台です。", False),  # a citation marker is no figure
+        ("6,600円です。", "6600円です。", True),
+        ("1万5千円です。", "1万5千円です。", True),  # written with 万: not judged
+    ],
+)
+def test_whether_a_reply_gives_the_amount_read_off_the_passage(
+    reply: str, short: str, states: bool
+) -> None:
+    assert _states(reply, short) is states

@@ -82,13 +82,18 @@ def lacking(
     found = fit.missing_terms(wanted, said)
     action = need.action if need else None
     document = ""
-    groups = [c.terms for c in need.conditions] if need else []
+    # (terms, whether all of them may be elsewhere): a condition named in part; what the asked
+    # thing belongs to (出張 of 出張の宿泊費, under 第6条（宿泊費）) when the passage names the
+    # thing and does not tie it to something else (総合運動公園の駐車場 for 東出張所の駐車場)
+    groups = [(c.terms, False) for c in need.conditions] if need else []
     owners = need.owners if need else ()
     if owners and need and not set(need.focus[len(owners) :]) & set(found):
-        groups.append(owners)  # 出張 of 出張の宿泊費, under 第6条（宿泊費）
-    for terms in groups:
+        tied = re.search(rf"(\w+)の{re.escape(need.focus[-1])}", candidate.text)
+        if not tied or fit.missing_terms(list(owners), tied.group(1)) != list(owners):
+            groups.append((owners, True))
+    for terms, whole in groups:
         unnamed = [t for t in terms if t in found]
-        if unnamed and (len(unnamed) < len(terms) or terms == owners):
+        if unnamed and (len(unnamed) < len(terms) or whole):
             document = document or " ".join(
                 context(h) for h in hits if h.chunk.source == hit.chunk.source
             )

@@ -430,7 +430,11 @@ class ExtractiveGenerator:
         if asked.kind == "number":
             words = query.words()
             focus = asking.focus_terms(words, asked.asked) or asking.key_nouns(words)
-            holds = [c for c in holds if may_count(c.text, focus)]
+            holds = [
+                c
+                for c in holds
+                if not hits[c.hit_index].chunk.is_summary or may_count(c.text, focus)
+            ]
         if asked.kind == "reason":
             named = asking.key_nouns(query.words())
             holds = [

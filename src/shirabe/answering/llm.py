@@ -274,11 +274,13 @@ class LLMGenerator:
 
 
 def _states(reply: str, short: str) -> bool:
-    """Whether the reply gives the number of the short answer (9.2 of 約9.2kgです。)."""
-    number = re.search(r"\d[\d,]*(?:\.\d+)?", unicodedata.normalize("NFKC", short))
-    if number is None:
+    """Whether the reply gives the number of the short answer (9.2 of 約9.2kgです。); not
+    judged when the number is written with 万, 千 or 億 (1万5千円)."""
+    plain_short = unicodedata.normalize("NFKC", short)
+    number = re.search(r"\d[\d,]*(?:\.\d+)?", plain_short)
+    if number is None or re.search(r"[万千億]", plain_short):
         return True
-    plain = unicodedata.normalize("NFKC", reply).replace(",", "")
+    plain = re.sub(r"\[\d+\]", "", unicodedata.normalize("NFKC", reply)).replace(",", "")
     wanted = number.group().replace(",", "")
     return re.search(rf"(?<![\d.]){re.escape(wanted)}(?![\d]|\.\d)", plain) is not None
 

@@ -74,9 +74,11 @@ def table_header(text: str, row: str) -> list[str] | None:
 
 def is_header(text: str, row: str) -> bool:
     """Whether ``row`` is the header of a Markdown table in ``text`` (a line of column names
-    followed by the ``|---|`` line): it names what the rows hold and holds no value itself."""
+    followed by the ``|---|`` line) holding no figure: it names what the rows hold. A first
+    row with a figure (``| 質量 | 約9.2kg |`` of a key-value table whose loader made it the
+    header) is a row like the others."""
     wanted = row.strip()
-    if not wanted.startswith("|"):
+    if not wanted.startswith("|") or re.search(r"\d", unicodedata.normalize("NFKC", wanted)):
         return False
     lines = [line.strip() for line in text.splitlines()]
     return any(

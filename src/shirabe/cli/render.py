@@ -112,8 +112,9 @@ def stream_answer(
                 out.print()
             if wrote.strip() != event.answer.text.strip():
                 if wrote:
-                    out.print("[yellow]↑ 資料で確かめられないため、次の回答に置き換えます:[/]")
-                out.print(escape(event.answer.text), highlight=False)
+                    out.print("[yellow]↑ 確認の結果、次の回答に置き換えます:[/]")
+                style = "yellow" if event.answer.refused else None
+                out.print(escape(event.answer.text), style=style, highlight=False)
             return event.answer
         elif isinstance(event, ErrorEvent):
             if wrote:
