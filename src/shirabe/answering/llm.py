@@ -27,6 +27,7 @@ from typing import Protocol
 from shirabe.answering import fit, grounding
 from shirabe.answering.instructions import without_instructions
 from shirabe.answering.prompting import (
+    MARKER,
     CitationRewriter,
     Neighbours,
     Passage,
@@ -137,11 +138,13 @@ class LLMGenerator:
         hits: list[Hit],
         timings: dict[str, float],
         why: tuple[RefusalCode, str],
+        quoted: Answer | None = None,
     ) -> Answer:
-        """The fallback's answer when the reply failed a check for ``why``; a refusal giving
-        ``why`` when there is no fallback or it refuses too."""
+        """The fallback's answer (``quoted`` when it was already written) when the reply
+        failed a check for ``why``; a refusal giving ``why`` when there is no fallback or it
+        refuses too."""
         if self._fallback is not None:
-            answer = self._fallback.generate(query, hits)
+            answer = quoted or self._fallback.generate(query, hits)
             if not answer.refused:
                 logger.info("%s: %s; answering with %s", self.name, why[1], answer.mode)
                 answer.timings = {**timings, **answer.timings}
@@ -190,14 +193,8 @@ class LLMGenerator:
             return self._instead(query, hits, timings, ("kind", missing))
         quoted = self._fallback.generate(query, hits) if self._fallback is not None else None
         if quoted is not None and quoted.short and not _states(text, quoted.short):
-            logger.info(
-                "%s: the reply does not give %s; answering with %s",
-                self.name,
-                quoted.short,
-                quoted.mode,
-            )  # 約20キロ, where the row says 約9.2kg
-            quoted.timings = {**timings, **quoted.timings}
-            return quoted
+            missing = f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
+            return self._instead(query, hits, timings, ("kind", missing), quoted)
         return Answer(
             question=query.text,
             text=text,
@@ -280,7 +277,7 @@ def _states(reply: str, short: str) -> bool:
     number = re.search(r"\d[\d,]*(?:\.\d+)?", plain_short)
     if number is None or re.search(r"[万千億]", plain_short):
         return True
-    plain = re.sub(r"\[\d+\]", "", unicodedata.normalize("NFKC", reply)).replace(",", "")
+    plain = MARKER.sub("", unicodedata.normalize("NFKC", reply)).replace(",", "")
     wanted = number.group().replace(",", "")
     return re.search(rf"(?<![\d.]){re.escape(wanted)}(?![\d]|\.\d)", plain) is not None
 
