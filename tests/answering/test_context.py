@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from shirabe.answering.asking import needs
-from shirabe.answering.context import Candidate, lacking, restates
+from shirabe.answering.context import Candidate, echoes, lacking, restates
 from shirabe.answering.fit import answer_kind
 from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
@@ -76,3 +76,31 @@ def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
     ]
     candidate = Candidate(0, 0, sentence, 0.0, None)
     assert lacking(query, hits, candidate, need.terms, need, {}) == missing
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "echo"),
+    [
+        (
+            "梅雨の期間中ほとんど雨が降らない場合をなんという？",
+            "梅雨の期間中ほとんど雨が降らない場合がある。",
+            True,
+        ),
+        (
+            "拍の周期の長短によって、音楽の速度を何と呼ぶ?",
+            "拍の周期の長短によって、音楽の速度を感じる。",
+            True,
+        ),
+        (
+            "梅雨の期間中ほとんど雨が降らない場合をなんという？",
+            "このような梅雨のことを空梅雨という。",
+            False,
+        ),
+        ("有給休暇の申請方法は？", "有給休暇は勤怠システムから3営業日前までに申請する。", False),
+    ],
+)
+def test_a_sentence_that_only_echoes_the_question(
+    tokenizer: SudachiTokenizer, question: str, sentence: str, echo: bool
+) -> None:
+    query = Query(question, tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
+    assert echoes(query, sentence) is echo

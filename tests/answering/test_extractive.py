@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.answering.extractive import clip, coverage, evidence, may_count
+from shirabe.answering.context import Candidate
+from shirabe.answering.extractive import (
+    clip,
+    companion,
+    coverage,
+    evidence,
+    may_count,
+    naming_first,
+)
 from shirabe.answering.fit import answer_kind, short_answer
 from shirabe.answering.tables import (
     clean,
@@ -16,6 +24,8 @@ from shirabe.answering.tables import (
 )
 from shirabe.chunking.markdown import summary_texts
 from shirabe.records import Chunk, Hit
+from shirabe.retrieval.query import Query
+from shirabe.tokenizers.sudachi import SudachiTokenizer
 
 
 @pytest.mark.parametrize(
@@ -220,3 +230,103 @@ def test_a_key_value_tables_first_row_is_a_row() -> None:
     """Loaders make a table's first row its header; with a figure it is one of the rows."""
     spec = "| 質量 | 約9.2kg |\n|---|---|\n| 高さ | 約60cm |"
     assert not is_header(spec, "| 質量 | 約9.2kg |")
+
+
+def _sentences(*texts: str) -> list[Candidate]:
+    return [Candidate(0, order, text, 0.0, None) for order, text in enumerate(texts)]
+
+
+@pytest.mark.parametrize(
+    ("texts", "best", "expected"),
+    [
+        # the next sentence goes on about the best one: it names what the question asks
+        (
+            [
+                "梅雨の期間中ほとんど雨が降らない場合がある。",
+                "このような梅雨のことを空梅雨という。",
+            ],
+            0,
+            1,
+        ),
+        (["拍の周期の長短によって、音楽の速度を感じる。", "これをテンポという。"], 0, 1),
+        (["打楽器には音高を持つものと持たないものとがある。", "後者はリズムを奏でる。"], 0, 1),
+        # a sentence without a topic of its own: the nearest one before with は names it
+        (
+            [
+                "豊岡市は、兵庫県の北部に位置する市。",
+                "但馬県民局管轄地域。",
+                "但馬地域の中心都市である。",
+            ],
+            2,
+            0,
+        ),
+        (
+            ["公用語はオランダ語。", "フリースラント州では西フリジア語も公用語。", "識字率は99%。"],
+            1,
+            0,
+        ),
+        # nothing before with a topic, and the next sentence is about something else
+        (["人口53万人。", "州都である。", "識字率は99%。"], 1, None),
+    ],
+)
+def test_the_sentence_that_says_what_an_echo_of_the_question_leaves_out(
+    texts: list[str], best: int, expected: int | None
+) -> None:
+    ranked = _sentences(*texts)
+    found = companion(ranked[best], ranked)
+    assert [c.order for c in found] == ([] if expected is None else [expected])
+
+
+def test_only_sentences_of_the_same_passage_go_with_an_echo() -> None:
+    ranked = [Candidate(1, 0, "これは別の文書の文。", 0.0, None), *_sentences("州都である。")]
+    assert companion(ranked[1], ranked) == []
+
+
+class NoVectors:
+    name = "none"
+    dim = 1
+
+    def embed_query(self, text: str) -> None:
+        raise AssertionError("no vector is needed")
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "first"),
+    [
+        # the best sentence names no one: the sentence of its passage naming a person comes first
+        (
+            "生物の自然発生を実験によって証明したのは誰ですか",
+            [
+                "生物の自然発生は実験によって証明された」とした。",
+                "18世紀、イングランドのジョン・ニーダムは実験をした。",
+            ],
+            1,
+        ),
+        # the best sentence names someone the question does not: it stays first
+        (
+            "1993年6月にリスバが首相に任命したのは誰ですか？",
+            [
+                "1993年6月にはリスバがヨンビ＝オパンゴを首相に任命した。",
+                "その後、サスヌゲソが大統領に復帰した。",
+            ],
+            0,
+        ),
+        # a place for どこ
+        (
+            "最古級の生命の痕跡が見つかった場所はどこか",
+            [
+                "生命の痕跡としては最古級と推定している。",
+                "研究チームは、カナダのケベック州で採取した岩石を調べた。",
+            ],
+            1,
+        ),
+    ],
+)
+def test_a_sentence_naming_who_or_where_comes_before_one_naming_no_one(
+    question: str, texts: list[str], first: int
+) -> None:
+    query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
+    kind = answer_kind(question)
+    assert kind is not None
+    name = {"person": "人名", "place": "地名"}[kind.kind]
+    assert naming_first(query, name, _sentences(*texts))[0].order == first

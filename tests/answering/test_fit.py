@@ -64,6 +64,11 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("会議室はいくつか？", "number", "いくつ"),
         ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
+        # a question quoted or reported inside the one asked is not what it asks
+        ("「なぜ顔を見せないのだろう？」とアルマに尋ねたのは誰", "person", "誰"),
+        ("インドはなぜ貧しいのかという疑問から経済学者となったのは誰か。", "person", "誰"),
+        ("「いつでも相談窓口」はどこにありますか？", "place", "どこ"),
+        ("「なぜ」を5回繰り返す分析手法の名前は？", "reason", "なぜ"),  # nothing else asks
     ],
 )
 def test_the_kind_a_question_asks_for(question: str, kind: str | None, asked: str | None) -> None:
@@ -112,6 +117,9 @@ def test_a_question_whose_form_does_not_say(question: str) -> None:
         ("GDPはいくら？", "2013年のGDPは約100億ドル", True),
         ("いくらを占めていますか？", "全GDPの3分の2を占める", True),
         ("援助した金額は?", "約72億円を援助した", True),
+        ("主にいつ移動する？", "カラフトマスは主に夜間移動する。", True),  # a time of day
+        ("いつのものか？", "肩書は当時のもの。", True),
+        ("いつ移動する？", "カラフトマスは主に川を移動する。", False),
     ],
 )
 def test_whether_a_sentence_holds_the_kind_asked(
@@ -381,6 +389,8 @@ def test_codes_are_whole_and_quantities_are_not_codes() -> None:
         (["番号"], "番: 2", ["番号"]),  # no stem left
         (["年休"], "年末年始休業は12月29日から", ["年休"]),  # no short forms: 年末年始休業
         (["本社"], "本年度株式会社化", ["本社"]),
+        (["1447m"], "ディアブロティン山で高さ1,447mである", []),  # thousands separated
+        (["1447m"], "高さ1,477mである", ["1447m"]),
     ],
 )
 def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: list[str]) -> None:

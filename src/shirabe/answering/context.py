@@ -123,3 +123,19 @@ def restates(query: Query, sentence: str) -> bool:
         if not t.startswith("~") and t not in asked and t not in _SAYS_WHY
     ]
     return not own
+
+
+ECHO_SHARE: Final = 0.2
+"""Most of a sentence's own words (not in the question) for it to only echo the question."""
+
+
+def echoes(query: Query, sentence: str) -> bool:
+    """Whether a sentence says little beyond the question it matches best (梅雨の期間中
+    ほとんど雨が降らない場合がある。 for 梅雨の期間中ほとんど雨が降らない場合をなんという):
+    at most a fifth of its words are not the question's."""
+    asked = set(query.tokens)
+    words = [t for t in dict.fromkeys(query.tokenize(sentence)) if not t.startswith("~")]
+    if not words:
+        return False
+    own = [t for t in words if t not in asked]
+    return len(own) <= ECHO_SHARE * len(words)

@@ -5,11 +5,20 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from typing import Final
 
 import numpy as np
 
 from shirabe.answering import asking, fit, tables
-from shirabe.answering.context import Candidate, absent, lacking, line, near, restates
+from shirabe.answering.context import (
+    Candidate,
+    absent,
+    echoes,
+    lacking,
+    line,
+    near,
+    restates,
+)
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
@@ -119,6 +128,54 @@ def evidence(hits: Sequence[Hit]) -> float | None:
         if name in scores:
             return scores[name]
     return None
+
+
+TOPIC_REACH = 3
+"""Sentences looked back over for the topic of a sentence that leaves it unsaid."""
+_BACK = re.compile(
+    r"^(?:また|なお|そして|さらに|特に)?[、,]?\s*(?:この|その|これ|それ|こう|そう|こちら|同|前者|後者)"
+)
+"""A sentence that goes on about the one before it (このような梅雨のことを…, これをテンポという)."""
+
+
+def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
+    """The sentence that says what a sentence echoing the question leaves out: the next one
+    when it goes on about it (これをテンポという), else the nearest one before that names a
+    topic with は, which the sentences after it leave unsaid (ハノーファーは… before
+    人口53万人。 and ニーダーザクセン州の州都である。)."""
+    around = {c.order: c for c in ranked if c.hit_index == best.hit_index}
+    after = around.get(best.order + 1)
+    if after is not None and _BACK.match(after.text):
+        return [after]
+    for order in range(best.order - 1, max(best.order - 1 - TOPIC_REACH, -1), -1):
+        before = around.get(order)
+        if before is not None and "は" in before.text:
+            return [before]
+    return []
+
+
+_NAMES: Final = {"person": "人名", "place": "地名"}
+"""The proper nouns that answer 誰 and どこ."""
+
+
+def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candidate]:
+    """When the best sentence names nothing the question does not (生物の自然発生は実験に
+    よって証明された」とした。 for …証明したのは誰ですか), the sentences of its passage that
+    name a person (誰) or a place (どこ) the question does not name, first (18世紀、イングランド
+    のジョン・ニーダムは…)."""
+    best = holds[0]
+
+    def new_names(c: Candidate, kinds: tuple[str, ...]) -> bool:
+        return any(
+            pos[:2] == ("名詞", "固有名詞") and pos[2] in kinds and surface not in query.text
+            for surface, _, pos in query.words_of(c.text)
+        )
+
+    katakana = [w for w in re.findall(r"[ァ-ヺー・＝]{2,}", best.text) if w not in query.text]
+    if katakana or new_names(best, ("人名", "地名", "一般")):
+        return holds
+    naming = [c for c in holds if c.hit_index == best.hit_index and new_names(c, (name,))]
+    return [*naming, *(c for c in holds if c not in naming)]
 
 
 class ExtractiveGenerator:
@@ -270,7 +327,7 @@ class ExtractiveGenerator:
             return self._record_answer(query, hits, ranked)
         if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
             ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
-        lines = self._lines(ranked, hits)
+        lines = self._lines(ranked, hits, query)
         short = self._short(query, hits, ranked[0], lines)
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
@@ -290,12 +347,21 @@ class ExtractiveGenerator:
             short=short,
         )
 
-    def _lines(self, ranked: list[Candidate], hits: Sequence[Hit]) -> list[tuple[Candidate, str]]:
+    def _lines(
+        self, ranked: list[Candidate], hits: Sequence[Hit], query: Query
+    ) -> list[tuple[Candidate, str]]:
         """The best sentence and, if it fits, the next best, in document order, as shown; a
-        sentence that introduces cases (上限は次のとおりとする) brings each case in one line."""
+        sentence that introduces cases (上限は次のとおりとする) brings each case in one line.
+        A best sentence that only says again what the question says (梅雨の期間中ほとんど雨が
+        降らない場合がある。 for …場合をなんという) is followed by the sentence after it, which
+        goes on about it (このような梅雨のことを空梅雨という。)."""
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
-        for c in ranked[1:]:
+        rest = ranked[1:]
+        if echoes(query, ranked[0].text):
+            told = companion(ranked[0], ranked)
+            rest = [*told, *(c for c in rest if c not in told)]
+        for c in rest:
             if used + len(c.text) + _MARKER + 1 <= self._max_chars:  # 1: the line break
                 chosen.append(c)
                 used += len(c.text) + _MARKER + 1
@@ -443,6 +509,8 @@ class ExtractiveGenerator:
                 if fit.reason_of(named, codes, c.text, line(hits, c))
                 and not restates(query, c.text)
             ]
+        if asked.kind in _NAMES and holds:
+            holds = naming_first(query, _NAMES[asked.kind], holds)
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not fit.missing_terms([which], line(hits, c))]

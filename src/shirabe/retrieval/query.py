@@ -49,6 +49,11 @@ class Query:
         (``SudachiTokenizer.words``); else ``[]``. Read once per question."""
         return list(self._words)
 
+    def words_of(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The words of another text (a passage's sentence), as :meth:`words` gives them."""
+        words = getattr(self._tokenizer, "words", None)
+        return list(words(text)) if callable(words) else []
+
     @cached_property
     def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         words = getattr(self._tokenizer, "words", None)
