@@ -265,6 +265,28 @@ def _sentences(*texts: str) -> list[Candidate]:
             1,
             0,
         ),
+        # a sentence before that refers back itself names no topic
+        (
+            [
+                "建築家協会は、自主建築家のグループである。",
+                "同法は、用語の使用を統制する。",
+                "同グループは、ロビー活動もしている。",
+            ],
+            2,
+            0,
+        ),
+        # a topic named after a word that refers back
+        (
+            [
+                "オランダは合理的。",
+                "その中でもオランダは経済大国と言える。",
+                "成長の原動力となってきた。",
+            ],
+            2,
+            1,
+        ),
+        # には names no topic
+        (["ハノーファーは北ドイツの都市。", "事業の場合には比較検討する。", "州都である。"], 2, 0),
         # nothing before with a topic, and the next sentence is about something else
         (["人口53万人。", "州都である。", "識字率は99%。"], 1, None),
     ],

@@ -130,6 +130,11 @@ def evidence(hits: Sequence[Hit]) -> float | None:
     return None
 
 
+_TOPIC = re.compile(r"(?<![にでとて])は")
+"""The particle that names a topic (ハノーファーは), not には / では / とは."""
+_TOPIC_BACK = re.compile(r"^(?:同|この|その|これ|それ|当)[^、。はがを]{0,5}は")
+"""A topic that refers back itself (同法は, このグループは), not one named after a word that
+refers back (その中でもオランダは)."""
 TOPIC_REACH = 3
 """Sentences looked back over for the topic of a sentence that leaves it unsaid."""
 _BACK = re.compile(
@@ -142,14 +147,15 @@ def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     """The sentence that says what a sentence echoing the question leaves out: the next one
     when it goes on about it (これをテンポという), else the nearest one before that names a
     topic with は, which the sentences after it leave unsaid (ハノーファーは… before
-    人口53万人。 and ニーダーザクセン州の州都である。)."""
+    人口53万人。 and ニーダーザクセン州の州都である。), and not one that refers back itself
+    (同法は…), but one named after a word that refers back (その中でもオランダは) does."""
     around = {c.order: c for c in ranked if c.hit_index == best.hit_index}
     after = around.get(best.order + 1)
     if after is not None and _BACK.match(after.text):
         return [after]
     for order in range(best.order - 1, max(best.order - 1 - TOPIC_REACH, -1), -1):
         before = around.get(order)
-        if before is not None and "は" in before.text:
+        if before is not None and _TOPIC.search(before.text) and not _TOPIC_BACK.match(before.text):
             return [before]
     return []
 
