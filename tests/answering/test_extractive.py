@@ -6,6 +6,7 @@ import pytest
 
 from shirabe.answering.context import Candidate
 from shirabe.answering.extractive import (
+    NAMES,
     clip,
     companion,
     coverage,
@@ -287,6 +288,8 @@ def _sentences(*texts: str) -> list[Candidate]:
         ),
         # には names no topic
         (["ハノーファーは北ドイツの都市。", "事業の場合には比較検討する。", "州都である。"], 2, 0),
+        # は inside または names no topic; the topic four sentences back is too far
+        (["人口は53万人。", "または州都。", "一", "二", "三である。"], 4, None),
         # nothing before with a topic, and the next sentence is about something else
         (["人口53万人。", "州都である。", "識字率は99%。"], 1, None),
     ],
@@ -300,8 +303,12 @@ def test_the_sentence_that_says_what_an_echo_of_the_question_leaves_out(
 
 
 def test_only_sentences_of_the_same_passage_go_with_an_echo() -> None:
-    ranked = [Candidate(1, 0, "これは別の文書の文。", 0.0, None), *_sentences("州都である。")]
-    assert companion(ranked[1], ranked) == []
+    ranked = [
+        *_sentences("州都である。"),
+        Candidate(1, 1, "これをテンポという。", 0.0, None),  # next in order, another passage
+        Candidate(2, 0, "ハノーファーは都市。", 0.0, None),
+    ]
+    assert companion(ranked[0], ranked) == []
 
 
 class NoVectors:
@@ -333,6 +340,23 @@ class NoVectors:
             ],
             0,
         ),
+        # a field names its answer under its own key; a department answers 誰 without a name
+        ("経費精算の承認者は誰ですか？", ["承認者: 所属部長", "作成者: 総務部 山田太郎"], 0),
+        (
+            "問い合わせ窓口はどこですか？",
+            ["問い合わせは総務部で受け付けます。", "本社は大阪市にある。"],
+            0,
+        ),
+        # a name the question gives is no answer
+        (
+            "ジョン・ニーダムと実験をしたのは誰ですか",
+            [
+                "実験は成功した。",
+                "ジョン・ニーダムは実験をした。",
+                "ラザロ・スパランツァーニも実験をした。",
+            ],
+            2,
+        ),
         # a place for どこ
         (
             "最古級の生命の痕跡が見つかった場所はどこか",
@@ -350,5 +374,4 @@ def test_a_sentence_naming_who_or_where_comes_before_one_naming_no_one(
     query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
     kind = answer_kind(question)
     assert kind is not None
-    name = {"person": "人名", "place": "地名"}[kind.kind]
-    assert naming_first(query, name, _sentences(*texts))[0].order == first
+    assert naming_first(query, NAMES[kind.kind], _sentences(*texts))[0].order == first

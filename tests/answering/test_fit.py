@@ -68,7 +68,9 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("「なぜ顔を見せないのだろう？」とアルマに尋ねたのは誰", "person", "誰"),
         ("インドはなぜ貧しいのかという疑問から経済学者となったのは誰か。", "person", "誰"),
         ("「いつでも相談窓口」はどこにありますか？", "place", "どこ"),
-        ("「なぜ」を5回繰り返す分析手法の名前は？", "reason", "なぜ"),  # nothing else asks
+        ("「なぜ」を5回繰り返す分析手法の名前は？", None, None),  # a name, not a reason
+        ("「いつでも割」とは？", None, None),
+        ("「有給休暇の申請方法は？」", "procedure", "方法"),  # the question itself in quotes
     ],
 )
 def test_the_kind_a_question_asks_for(question: str, kind: str | None, asked: str | None) -> None:
@@ -120,6 +122,8 @@ def test_a_question_whose_form_does_not_say(question: str) -> None:
         ("主にいつ移動する？", "カラフトマスは主に夜間移動する。", True),  # a time of day
         ("いつのものか？", "肩書は当時のもの。", True),
         ("いつ移動する？", "カラフトマスは主に川を移動する。", False),
+        ("いつ移動した？", "一族は朝鮮半島に移動した。", False),  # 朝 of 朝鮮 is no morning
+        ("いつ話し合った？", "日中関係について話し合った。", False),
     ],
 )
 def test_whether_a_sentence_holds_the_kind_asked(
@@ -391,6 +395,7 @@ def test_codes_are_whole_and_quantities_are_not_codes() -> None:
         (["本社"], "本年度株式会社化", ["本社"]),
         (["1447m"], "ディアブロティン山で高さ1,447mである", []),  # thousands separated
         (["1447m"], "高さ1,477mである", ["1447m"]),
+        (["1,447m"], "高さ1447mである", []),
     ],
 )
 def test_terms_missing_from_a_passage(terms: list[str], context: str, missing: list[str]) -> None:

@@ -49,15 +49,16 @@ def near(hits: Sequence[Hit], candidate: Candidate, texts: dict[tuple[int, int],
     """What is written next to a sentence: itself, the sentence before it (whose subject it
     may leave unsaid) or, when it opens by pointing back, every sentence before it, its
     passage's first sentence (its topic), headings and file name."""
-    first = 0 if _REFERS.match(candidate.text) else candidate.order - 1  # それらの見解は
+    first = 0 if REFERS.match(candidate.text) else candidate.order - 1  # それらの見解は
     before = [texts.get((candidate.hit_index, o), "") for o in range(first, candidate.order)]
     opening = texts.get((candidate.hit_index, 0), "")  # the passage's topic
     chunk = hits[candidate.hit_index].chunk
     return " ".join([line(hits, candidate), *before, opening, chunk.source])
 
 
-_REFERS = re.compile(
-    r"\W{0,3}(?:また、|さらに、|なお、)?(?:それ(?!ぞれ)|その(?!他|ほか)|これ(?!まで|から)|この|同(?!時|様))"
+REFERS: Final = re.compile(
+    r"\W{0,3}(?:また、|さらに、|なお、|そして、|特に、)?"
+    r"(?:それ(?!ぞれ)|その(?!他|ほか)|これ(?!まで|から)|この|こう|そう|同(?!時|様|意|一|額|封)|前者|後者)"
 )
 """A sentence that opens by pointing back (それらの見解は, この制度は) to what the passage named
 before it."""
@@ -126,7 +127,8 @@ def restates(query: Query, sentence: str) -> bool:
 
 
 ECHO_SHARE: Final = 0.2
-"""Most of a sentence's own words (not in the question) for it to only echo the question."""
+"""The largest share of a sentence's distinct words not in the question for it to only echo
+the question."""
 
 
 def echoes(query: Query, sentence: str) -> bool:

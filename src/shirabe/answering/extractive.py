@@ -11,6 +11,7 @@ import numpy as np
 
 from shirabe.answering import asking, fit, tables
 from shirabe.answering.context import (
+    REFERS,
     Candidate,
     absent,
     echoes,
@@ -130,17 +131,14 @@ def evidence(hits: Sequence[Hit]) -> float | None:
     return None
 
 
-_TOPIC = re.compile(r"(?<![にでとて])は")
-"""The particle that names a topic (ハノーファーは), not には / では / とは."""
-_TOPIC_BACK = re.compile(r"^(?:同|この|その|これ|それ|当)[^、。はがを]{0,5}は")
+_TOPIC: Final = re.compile(r"(?<=[\u3400-\u9fff々ァ-ヺー）)」』a-zA-Z0-9])は(?![じずさ])")
+"""The particle that names a topic (ハノーファーは, 豊岡市（とよおかし）は): after a word, not in
+または or はじめ, nor the は of には / では / とは / ては."""
+_TOPIC_BACK: Final = re.compile(r"^(?:同|この|その|これ|それ)[^、。はがを]{0,5}は")
 """A topic that refers back itself (同法は, このグループは), not one named after a word that
 refers back (その中でもオランダは)."""
-TOPIC_REACH = 3
+TOPIC_REACH: Final = 3
 """Sentences looked back over for the topic of a sentence that leaves it unsaid."""
-_BACK = re.compile(
-    r"^(?:また|なお|そして|さらに|特に)?[、,]?\s*(?:この|その|これ|それ|こう|そう|こちら|同|前者|後者)"
-)
-"""A sentence that goes on about the one before it (このような梅雨のことを…, これをテンポという)."""
 
 
 def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
@@ -151,7 +149,7 @@ def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     (同法は…), but one named after a word that refers back (その中でもオランダは) does."""
     around = {c.order: c for c in ranked if c.hit_index == best.hit_index}
     after = around.get(best.order + 1)
-    if after is not None and _BACK.match(after.text):
+    if after is not None and REFERS.match(after.text):
         return [after]
     for order in range(best.order - 1, max(best.order - 1 - TOPIC_REACH, -1), -1):
         before = around.get(order)
@@ -160,16 +158,20 @@ def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     return []
 
 
-_NAMES: Final = {"person": "人名", "place": "地名"}
+NAMES: Final = {"person": "人名", "place": "地名"}
 """The proper nouns that answer 誰 and どこ."""
 
 
 def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candidate]:
     """When the best sentence names nothing the question does not (生物の自然発生は実験に
-    よって証明された」とした。 for …証明したのは誰ですか), the sentences of its passage that
-    name a person (誰) or a place (どこ) the question does not name, first (18世紀、イングランド
-    のジョン・ニーダムは…)."""
+    よって証明された」とした。 for …証明したのは誰ですか): no katakana word, proper noun,
+    department or role of its own, and is no field the question asks for (承認者: 所属部長),
+    the sentences of its passage that name a person (誰) or a place (どこ) the question does
+    not name, first (18世紀、イングランドのジョン・ニーダムは…)."""
     best = holds[0]
+    key = _FIELD.match(best.text)
+    if (key and key.group(1).strip() in query.text) or _ROLE.search(_unasked(query, best.text)):
+        return holds  # 承認者: 所属部長, 総務部の窓口で受け付けます: the answer is there
 
     def new_names(c: Candidate, kinds: tuple[str, ...]) -> bool:
         return any(
@@ -181,7 +183,23 @@ def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candid
     if katakana or new_names(best, ("人名", "地名", "一般")):
         return holds
     naming = [c for c in holds if c.hit_index == best.hit_index and new_names(c, (name,))]
-    return [*naming, *(c for c in holds if c not in naming)]
+    return [*naming, *(c for c in holds if not any(c is n for n in naming))]
+
+
+_FIELD: Final = re.compile(r"\s*([^:：|]+?)\s*[:：|]")
+"""A field (承認者: 所属部長): when the question asks for its key, it names the answer."""
+_ROLE: Final = re.compile(
+    r"[\u3400-\u9fff々ァ-ヺー]*(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|工場)"
+)
+"""A department, desk or role (総務部, 受付窓口, 所属長): who or where, without a proper name."""
+
+
+def _unasked(query: Query, text: str) -> str:
+    """``text`` without the words of the question (what the sentence says of its own)."""
+    for word in sorted(set(query.tokens), key=len, reverse=True):
+        if not word.startswith("~") and len(word) > 1:
+            text = text.replace(word, " ")
+    return text
 
 
 class ExtractiveGenerator:
@@ -359,14 +377,15 @@ class ExtractiveGenerator:
         """The best sentence and, if it fits, the next best, in document order, as shown; a
         sentence that introduces cases (上限は次のとおりとする) brings each case in one line.
         A best sentence that only says again what the question says (梅雨の期間中ほとんど雨が
-        降らない場合がある。 for …場合をなんという) is followed by the sentence after it, which
-        goes on about it (このような梅雨のことを空梅雨という。)."""
+        降らない場合がある。 for …場合をなんという) comes with the sentence that says what it
+        leaves out (:func:`companion`): the one after it that goes on about it (このような梅雨の
+        ことを空梅雨という。), else the one before it that names its topic."""
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
         rest = ranked[1:]
         if echoes(query, ranked[0].text):
             told = companion(ranked[0], ranked)
-            rest = [*told, *(c for c in rest if c not in told)]
+            rest = [*told, *(c for c in rest if not any(c is t for t in told))]
         for c in rest:
             if used + len(c.text) + _MARKER + 1 <= self._max_chars:  # 1: the line break
                 chosen.append(c)
@@ -515,12 +534,13 @@ class ExtractiveGenerator:
                 if fit.reason_of(named, codes, c.text, line(hits, c))
                 and not restates(query, c.text)
             ]
-        if asked.kind in _NAMES and holds:
-            holds = naming_first(query, _NAMES[asked.kind], holds)
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not fit.missing_terms([which], line(hits, c))]
-        return [c for c in holds if c.hit_index < self._from_hits] or holds
+        holds = [c for c in holds if c.hit_index < self._from_hits] or holds
+        if asked.kind in NAMES and holds:
+            holds = naming_first(query, NAMES[asked.kind], holds)
+        return holds
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
         """A spreadsheet or CSV row answers as a record: its first field (usually the key,

@@ -142,7 +142,8 @@ _TIME = re.compile(
     _NUM + r"\s*(?:年|月|日|時|分|週|か月|ヶ月|カ月|営業日)|\d{1,2}:\d{2}|\d+/\d+|"
     r"曜|毎(?:日|週|月|年|朝|晩)|翌|前日|当日|即日|午前|午後|正午|以内|まで|から|以降|以前|"
     r"時代|年代|世紀|頃|ころ|上旬|中旬|下旬|末|初め|春|夏|秋|冬|直後|直前|同時|とき|際|"
-    r"朝|昼|夜|晩|夕|日中|当時|現在|近年|最近|戦前|戦後"
+    r"(?<!王)朝(?![鮮廷刊])|昼|(?<!深)夜(?!景)|晩(?!年)|夕(?!張|刊)|日中(?![韓関両国米])|"
+    r"当時|近年|最近|戦前|戦後"
 )
 _REASON = re.compile(
     r"原因|理由|ため|ので|(?:だ|です|ます|た|い)から|により|によって|よって|せい|おかげ|目的|"
@@ -202,21 +203,21 @@ _ASKING: Final[tuple[tuple[Kind, re.Pattern[str]], ...]] = (
 """Question words with no unit, in the order they are tried."""
 
 
-_QUOTED = re.compile(r"「[^「」]*」|『[^『』]*』")
-_EMBEDDED = re.compile(r"^.*?のか(?:という|との|と(?=[思考聞尋問言]))")
+_QUOTED: Final = re.compile(r"「[^「」]*」|『[^『』]*』")
+_EMBEDDED: Final = re.compile(r"^.*?のか(?:という|との|と(?=[思考聞尋問言]))")
 """A question quoted or reported inside the one asked: 「…なぜ顔を見せないのだろう？」と尋ねた
 のは誰, インドはなぜ貧しいのかという疑問から…は誰か."""
 
 
 def answer_kind(question: str) -> AnswerKind | None:
     """The kind of fact a question asks for, or None when its form does not say. Question
-    words inside quotes (「いつでも割」) or in a question the sentence reports (…のかという疑問)
-    are not what it asks, unless nothing else asks."""
+    words inside quotes (「いつでも割」とは) or in a question the sentence reports (…のかという
+    疑問) are not what it asks."""
     text = _plain(question)
-    main = _EMBEDDED.sub("", _QUOTED.sub("「」", text))
-    if main != text and (found := _answer_kind(main)) is not None:
-        return found
-    return _answer_kind(text)
+    whole = re.fullmatch(r"[「『](.*)[」』]", text.strip())
+    if whole:  # the question itself typed in quotes
+        text = whole.group(1)
+    return _answer_kind(_EMBEDDED.sub("", _QUOTED.sub("「」", text)))
 
 
 def _answer_kind(text: str) -> AnswerKind | None:
@@ -434,10 +435,14 @@ def covered(term: str, context: str, context_pairs: set[str]) -> bool:
 def missing_terms(terms: Sequence[str], context: str) -> list[str]:
     """The terms that ``context`` (a passage with its headings and file name) does not cover."""
     plain = _plain(context)
-    if any(ch.isdigit() for t in terms for ch in t):  # 1447m asked, 1,447m written
-        plain += "\n" + re.sub(r"(?<=\d),(?=\d{3})", "", plain)
+    if any(ch.isdigit() for t in terms for ch in t):  # 1447m and 1,447m
+        plain += "\n" + _GROUPED.sub("", plain)
     pairs = char_pairs(plain)
-    return [t for t in terms if not covered(t, plain, pairs)]
+    return [t for t in terms if not covered(_GROUPED.sub("", t), plain, pairs)]
+
+
+_GROUPED: Final = re.compile(r"(?<=\d),(?=\d{3})")
+"""The thousands separator of a number (1,447)."""
 
 
 FIGURES: Final = frozenset({"money", "number", "time"})
