@@ -182,7 +182,7 @@ def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candid
     katakana = [w for w in re.findall(r"[ァ-ヺー・＝]{2,}", best.text) if w not in query.text]
     if katakana or new_names(best, ("人名", "地名", "一般")):
         return holds
-    naming = [c for c in holds if c.hit_index == best.hit_index and new_names(c, (name,))]
+    naming = [c for c in holds[1:] if c.hit_index == best.hit_index and new_names(c, (name,))]
     return [*naming, *(c for c in holds if not any(c is n for n in naming))]
 
 

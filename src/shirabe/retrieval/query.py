@@ -56,8 +56,7 @@ class Query:
 
     @cached_property
     def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
-        words = getattr(self._tokenizer, "words", None)
-        return tuple(words(self.text)) if callable(words) else ()
+        return tuple(self.words_of(self.text))
 
     @cached_property
     def term_weights(self) -> dict[str, float]:
