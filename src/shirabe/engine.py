@@ -16,7 +16,7 @@ from pathlib import Path
 from shirabe.access.accounts import Accounts
 from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
-from shirabe.answering import fit
+from shirabe.answering import mentions
 from shirabe.answering.followup import Turn, carried, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
@@ -488,7 +488,7 @@ class Shirabe:
         answer = self.generator.generate(query, hits)
         if answer.refused and answer.refusal_code == "kind" and hits:
             sources = {h.chunk.source for h in hits}
-            spelled = fit.spellings(query.text)
+            spelled = mentions.spellings(query.text)
             wider = (
                 self.query(query.text, query.filters, [*query.expansion, *spelled])
                 if spelled

@@ -5,16 +5,9 @@ from __future__ import annotations
 import pytest
 
 from shirabe.answering.context import Candidate
-from shirabe.answering.extractive import (
-    NAMES,
-    clip,
-    companion,
-    coverage,
-    evidence,
-    may_count,
-    naming_first,
-)
+from shirabe.answering.extractive import clip, coverage, evidence, may_count
 from shirabe.answering.fit import answer_kind, short_answer
+from shirabe.answering.showing import NAMES, companion, naming_first
 from shirabe.answering.tables import (
     clean,
     is_header,

@@ -21,12 +21,11 @@ from shirabe.answering.fit import (
     codes,
     fits_figure,
     has_kind,
-    missing_terms,
     reason_of,
-    spellings,
     which_place,
 )
 from shirabe.answering.instructions import is_instruction, without_instructions
+from shirabe.answering.mentions import missing_terms, spellings
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
 

@@ -7,24 +7,20 @@
 - :func:`key_nouns`: every noun that says what the question is about.
 - :func:`names`: its proper nouns, which a figure must be written next to.
 
-A passage that answers must name them (:func:`shirabe.answering.fit.missing_terms`).
+A passage that answers must name them (:func:`shirabe.answering.mentions.missing_terms`).
 """
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from shirabe.answering.fit import FIGURES, UNITS, AnswerKind
+from shirabe.text.normalize import folded
 
 Word = tuple[str, str, Sequence[str]]
 """A word as the tokenizer gives it: surface, dictionary form, parts of speech."""
-
-
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
 
 
 # Words that say how a question asks, not what it is about.
@@ -90,7 +86,7 @@ def focus_terms(words: Sequence[Word], asked: str) -> list[str]:
 def focus_groups(words: Sequence[Word], asked: str) -> list[list[str]]:
     """The focus (:func:`focus_terms`) as the runs of nouns joined by の, in the question's
     order: ``[["出張"], ["宿泊費"]]`` for 出張の宿泊費はいくら."""
-    plains = [_plain(surface) for surface, _, _ in words]
+    plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     if not start:
         return []
@@ -130,7 +126,7 @@ def topic_terms(words: Sequence[Word], asked: str) -> list[str]:
     東出張所には、車を何台とめられる駐車場がありますか): the nouns, joined by の, before the
     first は, には or では, when it comes before the asked words. A figure of another place
     (総合運動公園の駐車場（320台）) does not answer for it."""
-    plains = [_plain(surface) for surface, _, _ in words]
+    plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     i = 0
     while i < len(words) and (_noun(words[i]) or (plains[i] == "の" and i > 0)):
@@ -174,20 +170,20 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
     found: list[Condition] = []
     for k in range(1, len(words)):
         asking = k + 1 < len(words) and words[k + 1][1] in {"良い", "いい", "よい"}
-        marks = _plain(words[k][0]) in _CONDITIONS or (_conditional(words[k]) and not asking)
+        marks = folded(words[k][0]) in _CONDITIONS or (_conditional(words[k]) and not asking)
         if not marks or words[k - 1][2][0] not in _CLAUSE_END:
             continue
         i = k - 1
         terms: list[str] = []
-        while i >= 0 and _plain(words[i][0]) not in _CLAUSE_STOP:
-            plain = _plain(words[i][0])
+        while i >= 0 and folded(words[i][0]) not in _CLAUSE_STOP:
+            plain = folded(words[i][0])
             counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
             box = plain in UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
             telling = (_telling(words[i], plain) and plain not in _PEOPLE) or box
             if _noun(words[i]) and telling and plain not in terms:
                 terms.insert(0, plain)
             i -= 1
-        asked = any(_plain(w[0]).startswith("何") for w in words[i + 1 : k])  # 何日以内に…すれば
+        asked = any(folded(w[0]).startswith("何") for w in words[i + 1 : k])  # 何日以内に…すれば
         if terms and not asked:
             clause = "".join(word[0] for word in words[i + 1 : k + 1])
             found.append(Condition(clause, tuple(terms)))
@@ -207,7 +203,7 @@ def action_terms(words: Sequence[Word], asked: str) -> list[str]:
     """The action a way of doing is asked for, when it is a noun with する (``削除`` in
     アカウントを削除するにはどうすれば, 申請する方法): documents name such actions as the
     question does. Not a condition (表示されたらどうすれば)."""
-    plains = [_plain(surface) for surface, _, _ in words]
+    plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     for i in range((start or 0) - 1, 0, -1):
         purpose = i + 1 == start or plains[i + 1] in {"に", "ため"}  # 削除するには
@@ -260,7 +256,7 @@ def action_verb(words: Sequence[Word], asked: str) -> Action | None:
     する after them (交換 in どういう手順で交換すれば). None for a verb of kana only (やめる),
     a generic verb (使う) or a noun before the asked words (申請方法): documents name such
     actions in other words."""
-    plains = [_plain(surface) for surface, _, _ in words]
+    plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     if start is None:
         return None
@@ -332,7 +328,7 @@ def key_nouns(words: Sequence[Word], *, attributes: bool = False) -> list[str]:
     ``attributes``, also the names of the kind asked (高さ, 重さ)."""
     found: list[str] = []
     for word in words:
-        plain = _plain(word[0])
+        plain = folded(word[0])
         telling = _telling(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
         if _noun(word) and telling and plain not in found:
             found.append(plain)
@@ -345,7 +341,7 @@ def names(words: Sequence[Word]) -> list[str]:
     sentence, the one before it or the passage's headings."""
     found: list[str] = []
     for word in words:
-        plain = _plain(word[0])
+        plain = folded(word[0])
         proper = len(word[2]) > 1 and word[2][:2] == ("名詞", "固有名詞")
         if proper and _telling(word, plain) and plain not in found:
             found.append(plain)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering import asking, fit
+from shirabe.answering import asking, mentions
 from shirabe.records import Hit
 from shirabe.retrieval.query import Query
 
@@ -80,7 +80,7 @@ def lacking(
     宿泊費) when the passage names the thing itself (宿泊費)."""
     hit = hits[candidate.hit_index]
     said = context(hit)
-    found = fit.missing_terms(wanted, said)
+    found = mentions.missing_terms(wanted, said)
     action = need.action if need else None
     document = ""
     # (terms, whether all of them may be elsewhere): a condition named in part; what the asked
@@ -90,7 +90,7 @@ def lacking(
     owners = need.owners if need else ()
     if owners and need and not set(need.focus[len(owners) :]) & set(found):
         tied = re.search(rf"(\w+)の{re.escape(need.focus[-1])}", candidate.text)
-        if not tied or fit.missing_terms(list(owners), tied.group(1)) != list(owners):
+        if not tied or mentions.missing_terms(list(owners), tied.group(1)) != list(owners):
             groups.append((owners, True))
     for terms, whole in groups:
         unnamed = [t for t in terms if t in found]
@@ -98,7 +98,7 @@ def lacking(
             document = document or " ".join(
                 context(h) for h in hits if h.chunk.source == hit.chunk.source
             )
-            named = set(unnamed) - set(fit.missing_terms(unnamed, document))
+            named = set(unnamed) - set(mentions.missing_terms(unnamed, document))
             found = [t for t in found if t not in named]
     if action:
         key = candidate.hit_index

@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Final
 
 import numpy as np
 
-from shirabe.answering import asking, fit, tables
+from shirabe.answering import asking, fit, mentions, showing, tables
 from shirabe.answering.context import (
-    REFERS,
     Candidate,
     absent,
     echoes,
@@ -58,26 +56,6 @@ def _is_record(chunk: Chunk) -> bool:
     return "row" in chunk.locator
 
 
-_INTRODUCES = re.compile(r"(?:次|以下|下記)の(?:とおり|通り)|次のいずれか|(?:次|下)の表|[:：]\s*$")
-
-
-def _cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
-    """The items an introducing sentence (「上限は次のとおりとする」) is followed by in its
-    passage: the list items, table rows or short lines right after it."""
-    if not _INTRODUCES.search(intro.text):
-        return []
-    following = sorted(
-        (c for c in ranked if c.hit_index == intro.hit_index and c.order > intro.order),
-        key=lambda c: c.order,
-    )
-    cases: list[Candidate] = []
-    for c in following:
-        if c.order != intro.order + 1 + len(cases) or not tables.is_item(c.text):
-            break
-        cases.append(c)
-    return cases
-
-
 def may_count(text: str, focus: Sequence[str]) -> bool:
     """Whether a count in ``text`` may count what the question asks about (``focus``): a
     section summary counts its sub-sections, what its title names (「障害記録（2024年）」の
@@ -87,13 +65,7 @@ def may_count(text: str, focus: Sequence[str]) -> bool:
     if text.startswith(CODES_HEAD):
         return False
     items = ITEMS_LINE.match(text)
-    return not items or not focus or len(fit.missing_terms(focus, items["title"])) < len(focus)
-
-
-def _shown(c: Candidate, hits: Sequence[Hit]) -> str:
-    """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
-    header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
-    return tables.with_header(c.text, header) if header else tables.clean(c.text)
+    return not items or not focus or len(mentions.missing_terms(focus, items["title"])) < len(focus)
 
 
 def _quoted(question: str, terms: Sequence[str]) -> str:
@@ -129,77 +101,6 @@ def evidence(hits: Sequence[Hit]) -> float | None:
         if name in scores:
             return scores[name]
     return None
-
-
-_TOPIC: Final = re.compile(r"(?<=[\u3400-\u9fff々ァ-ヺー）)」』a-zA-Z0-9])は(?![じずさ])")
-"""The particle that names a topic (ハノーファーは, 豊岡市（とよおかし）は): after a word, not in
-または or はじめ, nor the は of には / では / とは / ては."""
-_TOPIC_BACK: Final = re.compile(r"^(?:同|この|その|これ|それ)[^、。はがを]{0,5}は")
-"""A topic that refers back itself (同法は, このグループは), not one named after a word that
-refers back (その中でもオランダは)."""
-TOPIC_REACH: Final = 3
-"""Sentences looked back over for the topic of a sentence that leaves it unsaid."""
-
-
-def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
-    """The sentence that says what a sentence echoing the question leaves out: the next one
-    when it goes on about it (これをテンポという), else the nearest one before that names a
-    topic with は, which the sentences after it leave unsaid (ハノーファーは… before
-    人口53万人。 and ニーダーザクセン州の州都である。), and not one that refers back itself
-    (同法は…), but one named after a word that refers back (その中でもオランダは) does."""
-    around = {c.order: c for c in ranked if c.hit_index == best.hit_index}
-    after = around.get(best.order + 1)
-    if after is not None and REFERS.match(after.text):
-        return [after]
-    for order in range(best.order - 1, max(best.order - 1 - TOPIC_REACH, -1), -1):
-        before = around.get(order)
-        if before is not None and _TOPIC.search(before.text) and not _TOPIC_BACK.match(before.text):
-            return [before]
-    return []
-
-
-NAMES: Final = {"person": "人名", "place": "地名"}
-"""The proper nouns that answer 誰 and どこ."""
-
-
-def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candidate]:
-    """When the best sentence names nothing the question does not (生物の自然発生は実験に
-    よって証明された」とした。 for …証明したのは誰ですか): no katakana word, proper noun,
-    department or role of its own, and is no field the question asks for (承認者: 所属部長),
-    the sentences of its passage that name a person (誰) or a place (どこ) the question does
-    not name, first (18世紀、イングランドのジョン・ニーダムは…)."""
-    best = holds[0]
-    key = _FIELD.match(best.text)
-    if (key and key.group(1).strip() in query.text) or _ROLE.search(_unasked(query, best.text)):
-        return holds  # 承認者: 所属部長, 総務部の窓口で受け付けます: the answer is there
-
-    def new_names(c: Candidate, kinds: tuple[str, ...]) -> bool:
-        return any(
-            pos[:2] == ("名詞", "固有名詞") and pos[2] in kinds and surface not in query.text
-            for surface, _, pos in query.words_of(c.text)
-        )
-
-    katakana = [w for w in re.findall(r"[ァ-ヺー・＝]{2,}", best.text) if w not in query.text]
-    if katakana or new_names(best, ("人名", "地名", "一般")):
-        return holds
-    naming = [c for c in holds[1:] if c.hit_index == best.hit_index and new_names(c, (name,))]
-    return [*naming, *(c for c in holds if not any(c is n for n in naming))]
-
-
-_FIELD: Final = re.compile(r"\s*([^:：|]+?)\s*[:：|]")
-"""A field (承認者: 所属部長): when the question asks for its key, it names the answer."""
-_ROLE: Final = re.compile(
-    r"[\u3400-\u9fff々ァ-ヺー]*(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|工場)"
-)
-"""A department, desk or role (総務部, 受付窓口, 所属長): who or where, without a proper name."""
-
-
-def _unasked(query: Query, text: str) -> str:
-    """``text`` without the words of the question (what the sentence says of its own)."""
-    for word in sorted(set(query.tokens), key=len, reverse=True):
-        if not word.startswith("~") and len(word) > 1:
-            text = text.replace(word, " ")
-    return text
 
 
 class ExtractiveGenerator:
@@ -378,13 +279,14 @@ class ExtractiveGenerator:
         sentence that introduces cases (上限は次のとおりとする) brings each case in one line.
         A best sentence that only says again what the question says (梅雨の期間中ほとんど雨が
         降らない場合がある。 for …場合をなんという) comes with the sentence that says what it
-        leaves out (:func:`companion`): the one after it that goes on about it (このような梅雨の
-        ことを空梅雨という。), else the one before it that names its topic."""
+        leaves out (:func:`shirabe.answering.showing.companion`): the one after it that goes
+        on about it (このような梅雨のことを空梅雨という。), else the one before it that names
+        its topic."""
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
         rest = ranked[1:]
         if echoes(query, ranked[0].text):
-            told = companion(ranked[0], ranked)
+            told = showing.companion(ranked[0], ranked)
             rest = [*told, *(c for c in rest if not any(c is t for t in told))]
         for c in rest:
             if used + len(c.text) + _MARKER + 1 <= self._max_chars:  # 1: the line break
@@ -393,13 +295,13 @@ class ExtractiveGenerator:
                 break
         lines: list[tuple[Candidate, str]] = []
         for c in chosen:
-            cases = _cases(c, ranked)
+            cases = showing.cases(c, ranked)
             if not cases:
-                lines.append((c, _shown(c, hits)))
+                lines.append((c, showing.shown(c, hits)))
                 continue
-            listed = " / ".join(_shown(o, hits) for o in cases)
+            listed = " / ".join(showing.shown(o, hits) for o in cases)
             if used + len(listed) + _MARKER + 1 <= self._max_chars:  # the sentence too
-                lines.append((c, _shown(c, hits)))
+                lines.append((c, showing.shown(c, hits)))
                 used += len(listed) + _MARKER + 1
             else:
                 used += len(listed) - len(c.text)
@@ -424,7 +326,7 @@ class ExtractiveGenerator:
         chunk = hits[best.hit_index].chunk
         row = ": " in shown or " — " in shown  # 質量: 約9.2kg names 重さ in its own words
         named = asking.key_nouns(query.words(), attributes=not row) + fit.codes(query.text)
-        if fit.missing_terms(named, " ".join([shown, *chunk.heading_path, chunk.source])):
+        if mentions.missing_terms(named, " ".join([shown, *chunk.heading_path, chunk.source])):
             return None
         length = len(short) + 1 + sum(len(text) + _MARKER + 1 for _, text in lines)
         return short if length <= self._max_chars else None
@@ -469,7 +371,7 @@ class ExtractiveGenerator:
             gaps = lacking(query, hits, c, wanted, need, acted)
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
-            away = [] if gaps or not names else fit.missing_terms(names, near(hits, c, texts))
+            away = [] if gaps or not names else mentions.missing_terms(names, near(hits, c, texts))
             away = away if len(away) == len(names) else []  # one name near it is enough
             if not gaps and not other and not away:
                 return [c, *(o for o in ranked if o is not c)], None
@@ -536,10 +438,10 @@ class ExtractiveGenerator:
             ]
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
-            holds = [c for c in holds if not fit.missing_terms([which], line(hits, c))]
+            holds = [c for c in holds if not mentions.missing_terms([which], line(hits, c))]
         holds = [c for c in holds if c.hit_index < self._from_hits] or holds
-        if asked.kind in NAMES and holds:
-            holds = naming_first(query, NAMES[asked.kind], holds)
+        if asked.kind in showing.NAMES and holds:
+            holds = showing.naming_first(query, showing.NAMES[asked.kind], holds)
         return holds
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:

@@ -11,7 +11,8 @@ Two checks, both pure functions over text:
 - **The question's terms.** The words the question is about (修理代, 社員割引価格, 外箱) must
   be found in the passage or its headings, as a word or, for compounds, as all their
   character pairs; the question words, units and generic words (方法, 場合, 何) do not count
-  (which words: :mod:`shirabe.answering.asking`; whether they are found: :func:`missing_terms`).
+  (which words: :mod:`shirabe.answering.asking`; whether they are found:
+  :func:`shirabe.answering.mentions.missing_terms`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Final, Literal
+
+from shirabe.answering.mentions import missing_terms
+from shirabe.text.normalize import folded
 
 Kind = Literal["money", "number", "time", "place", "person", "reason", "procedure"]
 
@@ -188,10 +191,6 @@ class AnswerKind:
         return KIND_NAMES[self.kind]
 
 
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
-
-
 _ASKING: Final[tuple[tuple[Kind, re.Pattern[str]], ...]] = (
     ("reason", _WHY),
     ("person", _WHO),
@@ -213,7 +212,7 @@ def answer_kind(question: str) -> AnswerKind | None:
     """The kind of fact a question asks for, or None when its form does not say. Question
     words inside quotes (「いつでも割」とは) or in a question the sentence reports (…のかという
     疑問) are not what it asks."""
-    text = _plain(question)
+    text = folded(question)
     whole = re.fullmatch(r"[「『](.*)[」』]", text.strip())
     if whole:  # the question itself typed in quotes
         text = whole.group(1)
@@ -246,7 +245,7 @@ def _with_unit(unit: str) -> str:
 
 def has_kind(kind: AnswerKind, sentence: str) -> bool:
     """Whether ``sentence`` holds an expression of the asked kind."""
-    text = _plain(sentence)
+    text = folded(sentence)
     if kind.kind in {"person", "place"}:
         return True  # names and places are written too many ways for rules to tell
     if kind.kind == "time" and kind.unit is not None:
@@ -288,7 +287,7 @@ _REGIONS: Final = frozenset(
 def which_place(question: str) -> str | None:
     """What どこの asks to be named (業者 in どこの業者さん, 警察署 in どこの警察署): an answer
     names one. None for a country or region (どこの国), which is answered by its name alone."""
-    found = _WHICH.search(_plain(question))
+    found = _WHICH.search(folded(question))
     if found is None or any(found.group(1).startswith(r) for r in _REGIONS):
         return None  # どこの国, どこの国風の建物
     return re.sub(r"(?:製|系|産|風|特有|出身)$", "", found.group(1)) or None  # メーカー製
@@ -357,7 +356,7 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     Other kinds: True."""
     if kind.kind not in {"money", "number"}:
         return True
-    text, asked = _plain(sentence), _plain(question)
+    text, asked = folded(sentence), folded(question)
     if _ACTUAL_ASKED.search(asked) and _PLANNED.search(text) and not _ACTUAL_ASKED.search(text):
         return False
     if _names(kind, text):
@@ -389,10 +388,6 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
 _ASCII_UNITS: Final = tuple(u for u in UNITS if u.isascii() and u.isalpha())
 
 
-def is_cjk(ch: str) -> bool:
-    return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or ch in "々〆ヶ"
-
-
 _CODE = re.compile(r"(?<![0-9a-z])[0-9a-z]+(?:[._\-/:+][0-9a-z]+)*")
 
 
@@ -401,7 +396,7 @@ def codes(question: str) -> list[str]:
     numbers or quantities (30ml)."""
     return [
         code
-        for code in dict.fromkeys(_CODE.findall(_plain(question)))
+        for code in dict.fromkeys(_CODE.findall(folded(question)))
         if len(code) >= 2
         and code not in UNITS
         and any(ch.isalpha() for ch in code)
@@ -409,73 +404,9 @@ def codes(question: str) -> list[str]:
     ]
 
 
-def char_pairs(text: str) -> set[str]:
-    """Adjacent pairs of Japanese characters (kana included)."""
-    return {a + b for a, b in pairwise(text) if is_cjk(a) and is_cjk(b)}
-
-
-def covered(term: str, context: str, context_pairs: set[str]) -> bool:
-    """A term is covered by the context text as written, or, when it is a compound of two
-    or more CJK characters, by all its character pairs (有給 in 有給休暇; 修理代 is not covered
-    by 修理 alone), or by a field or column named by its stem (``担当:`` for 担当者,
-    ``内線:`` for 内線番号)."""
-    if term in context:
-        return True
-    stem = re.sub(r"(?<=..)(?:者|員|番号)$", "", term)
-    if stem != term:
-        label = rf"(?:^|\n|\|)\s*{re.escape(stem)}\s*[:：|]"
-        if re.search(label, context):
-            return True
-    if len(term) >= 2 and all(is_cjk(ch) for ch in term):
-        pairs = char_pairs(term)
-        return bool(pairs) and pairs <= context_pairs
-    return False
-
-
-def missing_terms(terms: Sequence[str], context: str) -> list[str]:
-    """The terms that ``context`` (a passage with its headings and file name) does not cover."""
-    plain = _plain(context)
-    if any(ch.isdigit() for t in terms for ch in t):  # 1447m and 1,447m
-        plain += "\n" + _GROUPED.sub("", plain)
-    pairs = char_pairs(plain)
-    return [t for t in terms if not covered(_GROUPED.sub("", t), plain, pairs)]
-
-
-_GROUPED: Final = re.compile(r"(?<=\d),(?=\d{3})")
-"""The thousands separator of a number (1,447)."""
-
-
 FIGURES: Final = frozenset({"money", "number", "time"})
 """Kinds of fact a condition changes; documents state a way or a person under a condition in
 other words than the question's (急に熱が出たとき → 当日の体調不良)."""
-
-
-SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
-    "重さ": ("質量", "重量"),
-    "重量": ("質量",),
-    "大きさ": ("寸法", "外形寸法", "サイズ"),
-    "サイズ": ("寸法", "外形寸法"),
-    "高さ": ("寸法", "外形寸法"),
-    "幅": ("寸法", "外形寸法"),
-    "奥行き": ("寸法", "外形寸法"),
-    "値段": ("価格", "希望小売価格"),
-    "価格": ("希望小売価格", "税込"),
-    "料金": ("料金", "費用", "金額"),
-    "費用": ("費用", "料金", "金額"),
-    "容量": ("容量", "容積"),
-    "広さ": ("面積", "適用床面積"),
-}
-"""Words documents write for what a question names (a spec table says 質量, not 重さ)."""
-
-
-def spellings(question: str) -> list[str]:
-    """The words documents use for the attributes a question names (重さ → 質量, 重量)."""
-    text = _plain(question)
-    found: list[str] = []
-    for word, written in SPELLINGS.items():
-        if word in text:
-            found += [w for w in written if w not in found and w not in text]
-    return found
 
 
 _ABOUT = (

@@ -24,13 +24,13 @@ figure no passage holds (a computed 電気代, an invented weight) never reaches
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering.fit import missing_terms
+from shirabe.answering.mentions import missing_terms
 from shirabe.answering.prompting import MARKER, is_refusal, marker_numbers
+from shirabe.text.normalize import folded
 
 SUPPORT_SHARE: Final = 1 / 2
 """The share of a sentence's key terms its citing passages must cover."""
@@ -78,18 +78,14 @@ _QUESTION = re.compile(r"[?？]\s*$")
 _CLOSING = re.compile(r"[。！？!?]*\s*$")
 
 
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
-
-
 def figures_of(text: str) -> list[str]:
     """The figures with units of ``text``, NFKC-normalised, without spaces or commas."""
-    return [re.sub(r"[\s,]", "", m.group()) for m in _FIGURE.finditer(_plain(text))]
+    return [re.sub(r"[\s,]", "", m.group()) for m in _FIGURE.finditer(folded(text))]
 
 
 def claim_terms(sentence: str) -> list[str]:
     """The key terms of a sentence (see the module notes), lower-cased, in order."""
-    text = MARKER.sub(" ", _plain(sentence))
+    text = MARKER.sub(" ", folded(sentence))
     text = _FIGURE.sub(" ", text)
     found = [t for t in _TERM.findall(text) if t not in _SOURCE_WORDS and len(t) >= 2]
     return list(dict.fromkeys(found))
@@ -127,7 +123,7 @@ class _Claim:
 
     def covered(self, text: str) -> tuple[set[str], set[str]]:
         """The figures and the terms of the claim that ``text`` holds."""
-        flat = re.sub(r"[\s,]", "", _plain(text))
+        flat = re.sub(r"[\s,]", "", folded(text))
         figures = {f for f in self.figures if f in flat}
         missing = set(missing_terms(self.terms, text))
         return figures, {t for t in self.terms if t not in missing}

@@ -8,13 +8,9 @@ import unicodedata
 from collections.abc import Sequence
 from itertools import pairwise
 
-from shirabe.answering import asking, fit
+from shirabe.answering import asking, fit, mentions
 from shirabe.records import Chunk
-
-
-def _plain(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).lower()
-
+from shirabe.text.normalize import folded
 
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
 
@@ -106,8 +102,8 @@ def with_header(row: str, header: Sequence[str]) -> str:
 
 def names_kind(cell: str) -> bool:
     """Whether a table cell names a kind of fact (質量, 希望小売価格) rather than a thing."""
-    plain = _plain(cell)
-    kinds = asking.ATTRIBUTES | {w for ws in fit.SPELLINGS.values() for w in ws}
+    plain = folded(cell)
+    kinds = asking.ATTRIBUTES | {w for ws in mentions.SPELLINGS.values() for w in ws}
     return any(len(word) > 1 and word in plain for word in kinds)
 
 
@@ -144,7 +140,7 @@ def _named_pairs(text: str) -> set[str]:
     return {
         a + b
         for a, b in pairwise(text)
-        if fit.is_cjk(a) and fit.is_cjk(b) and a >= "\u30a0" and b >= "\u30a0"
+        if mentions.is_cjk(a) and mentions.is_cjk(b) and a >= "\u30a0" and b >= "\u30a0"
     }
 
 
@@ -154,14 +150,14 @@ def names_row(cell: str, question: str) -> bool:
     among them, for a case told in words (ほかの市区町村から引っ越してきたとき), a code or
     number of it is (AQF-30H, 800円), or a figure of the question falls in its range (70歳 in
     65歳以上)."""
-    plain, asked = _plain(cell), _plain(question)
+    plain, asked = folded(cell), folded(question)
     if plain in asked:
         return True  # 3年6か月
     pairs = _named_pairs(plain)
     if pairs and len(pairs & _named_pairs(asked)) * 2 >= len(pairs):
         return True
-    spelled = fit.char_pairs(plain)  # a case told in words: ほかの市区町村から…引っ越してきた
-    shared = spelled & fit.char_pairs(asked)
+    spelled = mentions.char_pairs(plain)  # a case told in words: ほかの市区町村から…引っ越してきた
+    shared = spelled & mentions.char_pairs(asked)
     if len(spelled) >= 8 and len(shared) * 2 >= len(spelled) and shared & pairs:
         return True
     if any(len(w) > 1 and w in asked for w in re.findall(r"[0-9a-z][0-9a-z\-.,]*", plain)):
@@ -186,4 +182,4 @@ def other_row(
     if not any(names_row(c, question) for c in named):
         return row[0]
     own = " ".join([line, *(header or ()), *chunk.heading_path, chunk.source])
-    return row[0] if fit.missing_terms(focus, own) else None
+    return row[0] if mentions.missing_terms(focus, own) else None

@@ -17,3 +17,8 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = _DASH_RE.sub("-", text)
     return _CHOONPU_RE.sub("-", text)
+
+
+def folded(text: str) -> str:
+    """NFKC and lower case: the form in which a question and a passage are compared."""
+    return unicodedata.normalize("NFKC", text).lower()

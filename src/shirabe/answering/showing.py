@@ -1,0 +1,111 @@
+"""Which sentences an extractive answer shows, and in what order: a table row with its column
+headers, the cases a sentence introduces, the sentence that says what an echo of the question
+leaves out, and for 誰 / どこ a sentence that names someone or somewhere first. Pure functions
+over candidate sentences."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from shirabe.answering import tables
+from shirabe.answering.context import REFERS, Candidate
+from shirabe.records import Hit
+from shirabe.retrieval.query import Query
+
+_INTRODUCES = re.compile(r"(?:次|以下|下記)の(?:とおり|通り)|次のいずれか|(?:次|下)の表|[:：]\s*$")
+
+
+def cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
+    """The items an introducing sentence (「上限は次のとおりとする」) is followed by in its
+    passage: the list items, table rows or short lines right after it."""
+    if not _INTRODUCES.search(intro.text):
+        return []
+    following = sorted(
+        (c for c in ranked if c.hit_index == intro.hit_index and c.order > intro.order),
+        key=lambda c: c.order,
+    )
+    cases: list[Candidate] = []
+    for c in following:
+        if c.order != intro.order + 1 + len(cases) or not tables.is_item(c.text):
+            break
+        cases.append(c)
+    return cases
+
+
+def shown(c: Candidate, hits: Sequence[Hit]) -> str:
+    """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
+    header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
+    return tables.with_header(c.text, header) if header else tables.clean(c.text)
+
+
+_TOPIC: Final = re.compile(r"(?<=[\u3400-\u9fff々ァ-ヺー）)」』a-zA-Z0-9])は(?![じずさ])")
+"""The particle that names a topic (ハノーファーは, 豊岡市（とよおかし）は): after a word, not in
+または or はじめ, nor the は of には / では / とは / ては."""
+_TOPIC_BACK: Final = re.compile(r"^(?:同|この|その|これ|それ)[^、。はがを]{0,5}は")
+"""A topic that refers back itself (同法は, このグループは), not one named after a word that
+refers back (その中でもオランダは)."""
+TOPIC_REACH: Final = 3
+"""Sentences looked back over for the topic of a sentence that leaves it unsaid."""
+
+
+def companion(best: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
+    """The sentence that says what a sentence echoing the question leaves out: the next one
+    when it goes on about it (これをテンポという), else the nearest one before that names a
+    topic with は, which the sentences after it leave unsaid (ハノーファーは… before
+    人口53万人。 and ニーダーザクセン州の州都である。), and not one that refers back itself
+    (同法は…), but one named after a word that refers back (その中でもオランダは) does."""
+    around = {c.order: c for c in ranked if c.hit_index == best.hit_index}
+    after = around.get(best.order + 1)
+    if after is not None and REFERS.match(after.text):
+        return [after]
+    for order in range(best.order - 1, max(best.order - 1 - TOPIC_REACH, -1), -1):
+        before = around.get(order)
+        if before is not None and _TOPIC.search(before.text) and not _TOPIC_BACK.match(before.text):
+            return [before]
+    return []
+
+
+NAMES: Final = {"person": "人名", "place": "地名"}
+"""The proper nouns that answer 誰 and どこ."""
+
+
+def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candidate]:
+    """When the best sentence names nothing the question does not (生物の自然発生は実験に
+    よって証明された」とした。 for …証明したのは誰ですか): no katakana word, proper noun,
+    department or role of its own, and is no field the question asks for (承認者: 所属部長),
+    the sentences of its passage that name a person (誰) or a place (どこ) the question does
+    not name, first (18世紀、イングランドのジョン・ニーダムは…)."""
+    best = holds[0]
+    key = _FIELD.match(best.text)
+    if (key and key.group(1).strip() in query.text) or _ROLE.search(_unasked(query, best.text)):
+        return holds  # 承認者: 所属部長, 総務部の窓口で受け付けます: the answer is there
+
+    def new_names(c: Candidate, kinds: tuple[str, ...]) -> bool:
+        return any(
+            pos[:2] == ("名詞", "固有名詞") and pos[2] in kinds and surface not in query.text
+            for surface, _, pos in query.words_of(c.text)
+        )
+
+    katakana = [w for w in re.findall(r"[ァ-ヺー・＝]{2,}", best.text) if w not in query.text]
+    if katakana or new_names(best, ("人名", "地名", "一般")):
+        return holds
+    naming = [c for c in holds[1:] if c.hit_index == best.hit_index and new_names(c, (name,))]
+    return [*naming, *(c for c in holds if not any(c is n for n in naming))]
+
+
+_FIELD: Final = re.compile(r"\s*([^:：|]+?)\s*[:：|]")
+"""A field (承認者: 所属部長): when the question asks for its key, it names the answer."""
+_ROLE: Final = re.compile(
+    r"[\u3400-\u9fff々ァ-ヺー]*(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|工場)"
+)
+"""A department, desk or role (総務部, 受付窓口, 所属長): who or where, without a proper name."""
+
+
+def _unasked(query: Query, text: str) -> str:
+    """``text`` without the words of the question (what the sentence says of its own)."""
+    for word in sorted(set(query.tokens), key=len, reverse=True):
+        if not word.startswith("~") and len(word) > 1:
+            text = text.replace(word, " ")
+    return text
