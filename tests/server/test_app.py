@@ -185,6 +185,20 @@ def test_validation_errors_name_the_field(client: TestClient, served: dict[str, 
         client.post("/api/ask", content=b"{", headers=auth(served, "hana")), 422, "invalid_request"
     )
     assert_error(client.get("/api/nothing-here"), 404, "not_found")
+    for question in ("？？？", "' OR 1=1 --"):  # nothing to search for: said as such
+        error = assert_error(
+            client.post("/api/ask", json={"question": question}, headers=auth(served, "hana")),
+            422,
+            "unsearchable",
+        )
+        assert error["fields"][0]["field"] == "body.question"
+        assert "nothing to search for" in error["message"]
+    error = assert_error(
+        client.get("/api/search", params={"q": "😀😀"}, headers=auth(served, "hana")),
+        422,
+        "unsearchable",
+    )
+    assert error["fields"][0]["field"] == "query.q"
 
 
 def events(response: Any) -> list[tuple[str, dict[str, Any]]]:

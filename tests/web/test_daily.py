@@ -107,10 +107,14 @@ def test_stop_ends_the_answer(page: Any) -> None:
     page.fill("#question", "出張旅費の精算方法を教えてください")
     page.press("#question", "Enter")
     page.wait_for_selector("#stop-button:not([hidden])")
+    progress = page.locator(".msg.a[aria-busy] .progress")
+    assert progress.inner_text() == "文書を検索しています…"  # a sign of work while searching
+    assert progress.get_attribute("role") == "status"  # read out by screen readers
     page.click("#stop-button")
     page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
     page.unroute("**/api/ask/stream")
     assert held, "the answer's request was made"
+    assert page.locator(".msg.a .progress").count() == 0
     assert page.is_visible("#ask-button") and not page.is_visible("#stop-button")
     answer = page.locator(".msg.a").last
     assert "停止しました" in answer.inner_text()

@@ -89,6 +89,8 @@ def test_stop_on_the_page_stops_the_model_on_the_server(
                 break
             page.wait_for_timeout(50)
         assert SlowModel.sent >= 10, "the model was never asked"
+        writing = page.locator(".msg.a[aria-busy]")
+        assert writing.locator(".progress").inner_text() == "回答を作成しています…"
         page.click("#stop-button")
         page.wait_for_function("() => !document.querySelector('.msg.a[aria-busy]')")
         assert SlowModel.hung_up.wait(timeout=10), f"the model kept writing ({SlowModel.sent})"
@@ -113,6 +115,30 @@ def test_the_history_survives_a_server_restart(tmp_path: Path, anonymous_page: A
         assert "12000円" in page.locator(".msg.a").first.inner_text()
         assert page.locator(f"#conversations li[data-id='{ident}']").count() == 1
         assert kept(page, ident)["history"][0]["question"] == "宿泊費の上限はいくらですか？"
+
+
+def test_a_server_that_went_away_is_said_in_japanese_and_retry_answers(
+    tmp_path: Path, anonymous_page: Any
+) -> None:
+    page = anonymous_page
+    port = free_port()
+    with serve(tmp_path, port):
+        page.goto(f"http://127.0.0.1:{port}")
+        page.wait_for_selector("#app:not([hidden])")
+        assert "3000円" in ask(page, "国内出張の日当はいくらですか？").inner_text()
+    failed = ask(page, "宿泊費の上限はいくらですか？")  # the server is down
+    assert failed.locator(".text").inner_text() == (
+        "サーバーに接続できません。ネットワークを確認してください。"
+    )
+    with serve(tmp_path, port):
+        failed.get_by_role("button", name="再試行").click()
+        page.wait_for_function(
+            "() => document.querySelectorAll('.msg.a').length === 2"
+            " && !document.querySelector('.msg.a[aria-busy]')"
+        )
+        answer = page.locator(".msg.a").nth(1)
+        assert "12000円" in answer.inner_text()
+        assert page.locator(".msg.a.error").count() == 0  # the failed try gave way to it
 
 
 def test_an_empty_index_says_how_documents_are_added(tmp_path: Path, anonymous_page: Any) -> None:

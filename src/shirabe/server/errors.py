@@ -59,7 +59,7 @@ def install_error_handlers(app: FastAPI) -> None:
         if isinstance(exc, UnsearchableError):
             field = "query.q" if request.url.path.startswith("/api/search") else "body.question"
             fields = [{"field": field, "reason": str(exc)}]
-            return error_response(422, "invalid_request", f"{field}: {exc}", fields=fields)
+            return error_response(422, "unsearchable", f"{field}: {exc}", fields=fields)
         if isinstance(exc, IndexBusyError):
             return error_response(503, "busy", str(exc))
         return error_response(400, "bad_request", str(exc))
