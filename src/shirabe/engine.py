@@ -17,7 +17,7 @@ from shirabe.access.accounts import Accounts
 from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
 from shirabe.answering import mentions
-from shirabe.answering.followup import Turn, carried, rewritten, standalone
+from shirabe.answering.followup import Turn, carried, carried_in_vain, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
 from shirabe.answering.protocol import (
@@ -465,6 +465,10 @@ class Shirabe:
                 retried = self._answer(again, k, filters)
                 if not retried.refused:
                     answer, asked = retried, again
+            elif answer.refused and carried_in_vain(answer.refusal_reason, question, asked):
+                alone = self._answer(question, k, filters)  # a new topic: 有給休暇の申請方法は？
+                if not alone.refused:
+                    answer, asked = alone, question
         return _asked_as(answer, question, asked)
 
     def _answer(self, question: str, k: int | None, filters: Filters | None) -> Answer:

@@ -72,6 +72,15 @@ def test_a_follow_up_is_answered_about_the_earlier_subject(sample_app: Shirabe) 
     assert alone.standalone is None
 
 
+def test_a_new_topic_in_a_conversation_is_asked_as_written(sample_app: Shirabe) -> None:
+    first = sample_app.ask("AQ-300の重さは何kgですか？")
+    assert "9.2kg" in first.text
+    switched = sample_app.ask("有給休暇の申請方法は？", history=[Turn(first.question, first.text)])
+    assert not switched.refused, switched.refusal_reason
+    assert switched.standalone is None  # searched as written, not as AQ-300の有給休暇…
+    assert all("休暇" in c.source or "休暇" in " ".join(c.heading_path) for c in switched.citations)
+
+
 def test_a_refusal_says_nothing_of_documents_the_asker_may_not_read(
     sample_app: Shirabe,
 ) -> None:

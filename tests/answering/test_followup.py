@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from shirabe.answering.followup import (
+    carried_in_vain,
     Turn,
     carried,
     parse_rewrite,
@@ -96,6 +97,26 @@ def test_a_question_that_found_nothing_is_asked_again_about_the_subject() -> Non
     assert carried("発売日はいつですか？", turns) == "AQ-300について、発売日はいつですか?"
     assert carried("AQ-300の発売日はいつですか？", turns) is None  # already about it
     assert carried("発売日はいつですか？", []) is None
+
+
+@pytest.mark.parametrize(
+    ("reason", "question", "asked", "vain"),
+    [
+        # what the conversation carried in is what no passage names: a new topic
+        ("「AQ-300」についての記載が見つかりません", "有給休暇の申請方法は？",
+         "AQ-300の有給休暇の申請方法は？", True),
+        ("「aq-300」についての記載が見つかりません", "有給休暇は？", "AQ-300の有給休暇は？", True),
+        # the question's own word is missing: asking it alone cannot help
+        ("「保証期間」についての記載が見つかりません", "保証期間は？", "AQ-300の保証期間は？", False),
+        ("金額（いくら）を示す記載が見つかりません", "電気代は？", "AQ-300の電気代は？", False),
+        ("「AQ-300」についての記載が見つかりません", "AQ-300の重さは？", "AQ-300の重さは？", False),
+        (None, "重さは？", "AQ-300の重さは？", False),
+    ],
+)  # fmt: skip
+def test_a_refusal_for_what_the_conversation_carried_in(
+    reason: str | None, question: str, asked: str, vain: bool
+) -> None:
+    assert carried_in_vain(reason, question, asked) is vain
 
 
 def test_the_code_an_answer_was_about_is_the_subject() -> None:

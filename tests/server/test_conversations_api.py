@@ -178,6 +178,34 @@ def test_feedback_on_a_stored_answer(client: TestClient, served: dict[str, Any])
         f"/api/conversations/{ident}/turns/1/feedback", json={"rating": "meh"}, headers=hana
     )
     assert error_code(bad, 422) == "invalid_request"
+    kept = client.get(f"/api/conversations/{ident}", headers=hana).json()["history"]
+    assert kept[0]["feedback"] == {"rating": "down", "comment": "12月だけでなく6月も"}
+
+
+def test_an_answer_asked_again_reads_only_the_turns_before_it(
+    client: TestClient, served: dict[str, Any]
+) -> None:
+    taro = auth(served, "taro")
+    ident = client.post("/api/conversations", json={}, headers=taro).json()["id"]
+
+    def ask(question: str, **extra: Any) -> Any:
+        body = {"question": question, "conversation": ident, **extra}
+        return client.post("/api/ask", json=body, headers=taro)
+
+    ask("INC-2024-0006はどんな障害ですか？")
+    first = ask("それは何時に復旧しましたか？").json()
+    again = ask("INC-2024-0006はどんな障害ですか？", again=1).json()
+    assert again.get("standalone") is None  # not read as a follow-up of the turn after it
+    assert "VPN" in again["answer"] and again["turn"] == 3
+    twice = ask("それは何時に復旧しましたか？", again=2).json()
+    assert twice["standalone"] == first["standalone"]  # in the context of turn 1, as before
+    assert "15時30分" in twice["answer"]
+    kept = client.get(f"/api/conversations/{ident}", headers=taro).json()["history"]
+    assert [t["position"] for t in kept] == [1, 2, 3, 4]
+    assert error_code(ask("別の質問", again=1), 422) == "invalid_request"
+    assert error_code(ask("INC-2024-0006はどんな障害ですか？", again=9), 422) == "invalid_request"
+    lone = client.post("/api/ask", json={"question": "VPN", "again": 1}, headers=taro)
+    assert error_code(lone, 422) == "invalid_request"
 
 
 def test_rename_and_delete(client: TestClient, served: dict[str, Any]) -> None:

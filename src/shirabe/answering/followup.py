@@ -75,6 +75,18 @@ def carried(question: str, history: Sequence[Turn]) -> str | None:
     return f"{about}について、{_plain(question)}"
 
 
+def carried_in_vain(reason: str | None, question: str, asked: str) -> bool:
+    """Whether a refusal of the standalone form ``asked`` says that what the conversation
+    carried into it is missing (「AQ-300」についての記載が見つかりません for AQ-300の有給休暇の
+    申請方法は？ after a question about AQ-300): the question was about something new and is
+    asked as it was written."""
+    if not reason or asked == question:
+        return False
+    own = _plain(question).lower()
+    quoted = re.findall(r"「([^「」]+)」", reason)
+    return any(q.lower() in _plain(asked).lower() and q.lower() not in own for q in quoted)
+
+
 def subject(question: str) -> str:
     """What a question is about: its codes (INC-2024-0004), else the words before its first
     は / が / について (有給休暇の申請方法は → 有給休暇の申請方法)."""

@@ -54,6 +54,12 @@ class AskRequest(BaseModel):
         max_length=64,
         description="保存された会話の ID: その続きとして答え、質問と回答を記録する",
     )
+    again: int | None = Field(
+        default=None,
+        ge=1,
+        description="答え直す質問の番号（会話の中の位置）: その質問より前の会話の続きとして答え、"
+        "新しい回答を会話の最後に記録する",
+    )
 
     def turns(self) -> list[Turn]:
         return [Turn(t.question, t.answer) for t in self.history]
@@ -87,8 +93,20 @@ class Asking:
                     f"conversation {found.id!r} has {found.turns} turns, the most kept "
                     "(SHIRABE_MAX_CONVERSATION_TURNS): start a new one",
                 )
+            if body.again is not None:  # 再生成: asked as it was, after the turns before it
+                asked = next((t for t in stored if t.position == body.again), None)
+                if asked is None or asked.question != body.question:
+                    raise ApiError(
+                        422,
+                        "invalid_request",
+                        f"again: turn {body.again} of conversation {found.id!r} is not this "
+                        "question",
+                    )
+                stored = [t for t in stored if t.position < body.again]
             if not self.turns:
                 self.turns = history(server, who, stored)[-MAX_HISTORY:]
+        elif body.again is not None:
+            raise ApiError(422, "invalid_request", "again: only with a conversation")
 
     def record(self, answer: Answer) -> dict[str, Any]:
         """The answer as JSON; in a conversation, recorded as its next turn first."""

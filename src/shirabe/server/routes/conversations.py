@@ -149,7 +149,15 @@ def get_conversation(who: Who, server: ServerDep, owner: Owner, ident: str) -> d
         turns = kept.turns(owner, ident)
     except NotFoundError as exc:
         raise _not_found(exc) from None
-    return conversation_json(conversation) | {"history": [turn_json(server, who, t) for t in turns]}
+    given = {f.position: f for f in kept.feedback(owner=owner, conversation=ident)}
+    history = []
+    for turn in turns:
+        shown = turn_json(server, who, turn)
+        rated = given.get(turn.position)
+        if rated is not None:  # the page shows the 👍 / 👎 given, after a reload too
+            shown["feedback"] = {"rating": rated.rating, "comment": rated.comment}
+        history.append(shown)
+    return conversation_json(conversation) | {"history": history}
 
 
 @router.patch("/api/conversations/{ident}")
