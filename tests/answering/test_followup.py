@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from shirabe.answering.followup import (
-    carried_in_vain,
     Turn,
     carried,
+    carried_in_vain,
     parse_rewrite,
     rewrite_prompt,
     rewritten,
@@ -107,7 +107,8 @@ def test_a_question_that_found_nothing_is_asked_again_about_the_subject() -> Non
          "AQ-300の有給休暇の申請方法は？", True),
         ("「aq-300」についての記載が見つかりません", "有給休暇は？", "AQ-300の有給休暇は？", True),
         # the question's own word is missing: asking it alone cannot help
-        ("「保証期間」についての記載が見つかりません", "保証期間は？", "AQ-300の保証期間は？", False),
+        ("「保証期間」についての記載が見つかりません", "保証期間は？", "AQ-300の保証期間は？",
+         False),
         ("金額（いくら）を示す記載が見つかりません", "電気代は？", "AQ-300の電気代は？", False),
         ("「AQ-300」についての記載が見つかりません", "AQ-300の重さは？", "AQ-300の重さは？", False),
         (None, "重さは？", "AQ-300の重さは？", False),
