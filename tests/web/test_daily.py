@@ -167,6 +167,14 @@ def test_feedback_is_stored_with_the_answer(page: Any, server: dict[str, str]) -
     ident = page.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('c')")
     kept = api(server, f"/api/conversations/{ident}")
     assert kept["history"][0]["question"] == "AQ-300の重さは何kgですか？"
+    page.reload()  # what was given is shown again
+    page.wait_for_function("() => document.querySelectorAll('.msg.a').length === 1")
+    shown = page.locator(".msg.a").first
+    assert shown.get_by_role("button", name="役に立たなかった").get_attribute("aria-pressed") == (
+        "true"
+    )
+    assert shown.get_by_role("button", name="役に立った").get_attribute("aria-pressed") == "false"
+    assert "単位をkgで" in shown.inner_text()
 
 
 def test_feedback_given_on_the_page_becomes_eval_cases(page: Any, server: dict[str, str]) -> None:
@@ -315,6 +323,13 @@ def test_readable_at_200_percent_zoom(browser: Any, server: dict[str, str]) -> N
     assert room is not None and room["height"] >= 120, room  # the conversation stays readable
     font = page.evaluate("() => parseFloat(getComputedStyle(document.body).fontSize)")
     assert font >= 14
+    answer.locator(".chip").first.click()
+    page.locator("#passage").wait_for(state="visible")
+    assert in_view(page, "#passage-close")
+    page.click("#passage-whole")
+    page.locator("#document section.cited").wait_for()
+    assert in_view(page, "#document-close"), "閉じる scrolled away with the document"
+    page.click("#document-close")
     for tab in ("#tab-upload", "#tab-docs", "#tab-chat"):
         page.click(tab)
         assert page.evaluate(wide), tab

@@ -19,6 +19,10 @@ def audit(
     offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
-    """Admins only: the newest entries first."""
+    """Admins only: the newest entries first; ``path`` as stored, ``shown`` as the page and
+    the document list name it (``uploads/<category>/<name>``, or relative to the root)."""
     entries = server.shirabe.accounts.audit_log(limit=limit, offset=offset)
-    return {"offset": offset, "items": [asdict(e) for e in entries]}
+    return {
+        "offset": offset,
+        "items": [asdict(e) | {"shown": server.show(e.path)} for e in entries],
+    }

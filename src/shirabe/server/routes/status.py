@@ -14,6 +14,7 @@ from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
 from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns, title_of
 from shirabe.indexing.tags import CATEGORY
+from shirabe.loaders.registry import supported_extensions
 from shirabe.records import SourceInfo
 from shirabe.server.deps import Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
@@ -57,6 +58,7 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         "user": who.name,
         "admin": who.admin,
         "limits": {"question_chars": QUESTION_CHARS, "comment_chars": COMMENT_CHARS},
+        "file_types": sorted(supported_extensions()),
     }
 
 

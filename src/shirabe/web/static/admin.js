@@ -11,6 +11,11 @@ function when(iso) {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString("ja-JP");
 }
 
+// Groups written as JSON lists (["hr","public"] → hr・public), the rest as it is.
+function readable(detail) {
+  return detail.replace(/\[([^\]]*)\]/g, (_, inner) => inner.replace(/"/g, "").split(",").map((g) => g.trim()).filter(Boolean).join("・") || "なし");
+}
+
 function rows(body, items, row, empty) {
   body.replaceChildren(...items.map(row));
   if (!items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 8, className: "hint" }, empty)));
@@ -48,7 +53,7 @@ async function loadAdmin() {
     }, "まだ取り込みは行われていません"],
     ["admin-audit", "/api/audit?limit=20", (a) => el("tr", {},
       el("td", {}, when(a.at)), el("td", {}, a.actor), el("td", {}, ACTIONS[a.action] || a.action),
-      el("td", {}, a.path + (a.detail ? `（${a.detail}）` : ""))),
+      el("td", { title: a.path }, (a.shown || a.path) + (a.detail ? `（${readable(a.detail)}）` : ""))),
     "記録はありません"],
   ];
   await Promise.all(parts.map(async ([id, path, row, empty]) => {

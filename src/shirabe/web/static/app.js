@@ -33,7 +33,12 @@ const MESSAGES = {
   invalid_request: "入力が正しくありません。",
   unsearchable: "検索できる言葉が含まれていません。質問を言い換えてください。",
   busy: "索引を更新中です。しばらくしてからもう一度お試しください。",
+  conflict: "同じ名前のファイルがあり、ほかの人がアップロードしたものなので置き換えられません。名前を変えてアップロードしてください。",
+  model_error: "回答を作成するモデルに接続できません。しばらくしてからもう一度お試しください。",
 };
+
+// Errors that come back the same when the same thing is sent again: no retry is offered.
+const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full"]);
 
 class ApiError extends Error {
   constructor(code, message, status) { super(message); this.code = code; this.status = status; }
@@ -104,6 +109,10 @@ async function start() {
     document.body.classList.toggle("admin", Boolean(status.admin));
     if (!status.admin) clearAdmin();  // another user signed in: nothing of the admin's stays
     limits = status.limits || limits;
+    if (status.file_types) {
+      $("files").accept = status.file_types.join(",");
+      $("file-types").textContent = "取り込めるファイル: " + status.file_types.join(" ");
+    }
     renderStatus(status);
     updateCounter();
     await loadConversations();
@@ -181,6 +190,10 @@ function day(iso) {
   return `${when.getFullYear()}年${when.getMonth() + 1}月`;
 }
 
+function shortTime(iso) {
+  return new Date(iso).toLocaleString("ja-JP", { month: "numeric", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
 async function loadConversations() {
   const box = $("conversations");
   try {
@@ -200,7 +213,7 @@ async function loadConversations() {
 
 function conversationItem(c) {
   const open = el("button", { type: "button", class: "open", title: c.title || "無題の会話" },
-    c.title || "無題の会話", el("span", { class: "when" }, new Date(c.updated_at).toLocaleString("ja-JP")));
+    c.title || "無題の会話", el("span", { class: "when" }, shortTime(c.updated_at)));
   open.addEventListener("click", () => { openConversation(c.id); closeMenu(); });
   const rename = el("button", { type: "button", class: "tool", ariaLabel: `「${c.title}」の名前を変更`, title: "名前を変更" }, icon("edit"));
   rename.addEventListener("click", () => renameConversation(c));
@@ -217,7 +230,8 @@ async function renameConversation(c) {
   try {
     await api(`/api/conversations/${encodeURIComponent(c.id)}`, { ...json({ title }), method: "PATCH" });
   } catch (error) { alert(japanese(error)); }
-  loadConversations();
+  await loadConversations();
+  document.querySelector(`#conversations li[data-id="${CSS.escape(c.id)}"] button.tool`)?.focus();
 }
 
 async function deleteConversation(c) {
@@ -249,6 +263,7 @@ async function openConversation(id) {
       finish(node, { ...turn, answer: turn.answer, turn: turn.position }, turn.question, turn.categories);
     }
     if (!data.history.length) showEmpty(lastStatus);
+    else $("messages").lastElementChild.scrollIntoView({ block: "end" });
   } catch (error) {
     setCurrent(null);
     showEmpty(lastStatus);
@@ -402,8 +417,9 @@ function actions(node, data, question, categories) {
     catch (_) { copy.textContent = "コピーできません"; }
     setTimeout(() => { copy.textContent = "コピー"; }, 2000);
   });
-  const again = el("button", { type: "button" }, "再生成");
-  again.addEventListener("click", () => { if (!streaming) ask(question, categories); });
+  const again = el("button", { type: "button", title: "この質問をもう一度回答させる（前の回答も残ります）" }, "再生成");
+  // asked again after the turns before it, so that it is not read as a follow-up of itself
+  again.addEventListener("click", () => { if (!streaming) ask(question, categories, data.turn && current ? data.turn : null); });
   bar.append(copy, again);
   if (data.turn && current) {
     const up = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立った", title: "役に立った" }, icon("up"));
@@ -411,6 +427,11 @@ function actions(node, data, question, categories) {
     up.addEventListener("click", () => rate(node, data.turn, "up", up, down));
     down.addEventListener("click", () => rate(node, data.turn, "down", down, up));
     bar.append(up, down);
+    const given = data.feedback;  // as given before a reload
+    if (given) {
+      (given.rating === "up" ? up : down).setAttribute("aria-pressed", "true");
+      if (given.comment) bar.append(el("span", { class: "given" }, "コメント: " + given.comment));
+    }
   }
   return bar;
 }
@@ -549,7 +570,7 @@ function busy(on) {
   if (on) $("stop-button").focus(); else $("question").focus();
 }
 
-async function ask(question, categories = [...chosen]) {
+async function ask(question, categories = [...chosen], again = null) {
   addQuestion(question, categories);
   const node = addAnswer();
   const progress = node.querySelector(".progress");
@@ -561,11 +582,11 @@ async function ask(question, categories = [...chosen]) {
   busy(true);
   try {
     if (!current) {
-      const made = await (await api("/api/conversations", json({}))).json();
+      const made = await (await api("/api/conversations", { ...json({}), signal: controller.signal })).json();
       setCurrent(made.id);
     }
     const response = await api("/api/ask/stream", {
-      ...json({ question, categories, conversation: current }),
+      ...json(again ? { question, categories, conversation: current, again } : { question, categories, conversation: current }),
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       signal: controller.signal,
     });
@@ -579,7 +600,7 @@ async function ask(question, categories = [...chosen]) {
     }
     loadConversations();
   } catch (error) {
-    if (error.code !== "unauthorized") failed(node, japanese(error), question, categories);
+    if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code));
   } finally {
     node.removeAttribute("aria-busy");
     node.querySelector(".progress")?.remove();
@@ -588,9 +609,10 @@ async function ask(question, categories = [...chosen]) {
   }
 }
 
-function failed(node, message, question, categories) {
+function failed(node, message, question, categories, retrying = true) {
   node.classList.add("error");
   node.querySelector(".text").textContent = message;
+  if (!retrying) return;
   const retry = el("button", { type: "button" }, "再試行");
   retry.addEventListener("click", () => { if (!streaming) { node.remove(); ask(question, categories); } });
   node.append(el("div", { class: "actions" }, retry));
@@ -605,7 +627,13 @@ function updateCounter() {
   $("counter").classList.toggle("over", length > max);
   $("limit-note").textContent = length > max ? `質問は ${max} 文字までです（${length - max} 文字多い）` : "";
 }
-$("question").addEventListener("input", updateCounter);
+// the box grows with what is typed, up to a third of the window, then scrolls
+function fitQuestion() {
+  const box = $("question");
+  box.style.height = "auto";
+  box.style.height = Math.min(box.scrollHeight + 2, Math.max(window.innerHeight / 3, 60)) + "px";
+}
+$("question").addEventListener("input", () => { updateCounter(); fitQuestion(); });
 
 $("ask-form").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -614,7 +642,12 @@ $("ask-form").addEventListener("submit", (event) => {
   if (question.length > limits.question_chars) { updateCounter(); return; }  // the text stays
   $("question").value = "";
   updateCounter();
+  fitQuestion();
   ask(question);
+});
+// the skip link focuses the question box without touching the address (#c= is the conversation)
+document.querySelector(".skip").addEventListener("click", (event) => {
+  event.preventDefault(); select("chat"); closeMenu(); $("question").focus();
 });
 $("question").addEventListener("keydown", (event) => {
   // Enter sends; never while a Japanese IME is composing (isComposing, keyCode 229)
@@ -627,6 +660,8 @@ document.addEventListener("keydown", (event) => {
   if (mod && event.shiftKey && event.key.toLowerCase() === "o") { event.preventDefault(); newChat(); }
   else if (event.key === "/" && !/^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName)) {
     event.preventDefault(); select("chat"); $("question").focus();
+  } else if (event.key === "Escape" && $("sidebar").classList.contains("open")) {
+    closeMenu(); $("menu-toggle").focus();
   } else if (event.key === "Escape" && streaming) streaming.abort();
 });
 
@@ -644,12 +679,20 @@ $("signout").addEventListener("click", () => {
   token = ""; localStorage.removeItem("shirabe-token"); location.hash = ""; location.reload();
 });
 $("passage-close").addEventListener("click", () => $("passage").close());
+for (const dialog of [$("passage"), $("document")]) {  // a click on the backdrop closes it
+  dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
+}
 $("document-close").addEventListener("click", () => $("document").close());
 
-function closeMenu() { $("sidebar").classList.remove("open"); $("menu-toggle").setAttribute("aria-expanded", "false"); }
+function closeMenu() {
+  $("sidebar").classList.remove("open");
+  $("menu-toggle").setAttribute("aria-expanded", "false");
+  $("menu-toggle").textContent = "メニュー";
+}
 $("menu-toggle").addEventListener("click", () => {
   const open = $("sidebar").classList.toggle("open");
   $("menu-toggle").setAttribute("aria-expanded", String(open));
+  $("menu-toggle").textContent = open ? "閉じる" : "メニュー";
 });
 
 const tabs = ["chat", "upload", "docs", "admin"];
@@ -677,16 +720,39 @@ tabs.forEach((tab, i) => {
 
 // ---------------------------------------------------------------- uploads and documents
 
+// A file's failure in Japanese first; the reader's own words (English, for whoever fixes the
+// file or the server) after it.
+const FAILURES = [
+  [/^file too large|too large when unzipped/, "ファイルが大きすぎます"],
+  [/^encrypted|password/, "パスワードで保護されているか、古い形式の Office ファイルです"],
+  [/^corrupt|^not a valid Office file|^malformed|^cannot parse/, "ファイルが壊れているか、形式が正しくありません"],
+  [/^unsupported file type/, "この種類のファイルは取り込めません"],
+  [/^empty file|^no text found/, "文字が含まれていません"],
+  [/^permission denied/, "読み取る権限がありません"],
+  [/^file not found/, "ファイルが見つかりません"],
+  [/time limit|SHIRABE_MAX_LOAD_SECONDS/, "読み込みに時間がかかりすぎました"],
+  [/memory/, "読み込みに必要なメモリが上限を超えました"],
+  [/^needs /, "サーバーに必要な部品が入っていません（管理者に連絡してください）"],
+];
+function failure(reason = "") {
+  const found = FAILURES.find(([pattern]) => pattern.test(reason));
+  return (found ? found[1] : "読み込めませんでした") + (reason ? `（${reason}）` : "");
+}
+
 const OUTCOMES = { added: "追加", updated: "更新", unchanged: "変更なし", failed: "失敗", removed: "削除" };
 
 function resultRow(file) {
-  const outcome = el("td", {}, (OUTCOMES[file.outcome] || file.outcome) + (file.reason ? `: ${file.reason}` : ""));
+  const why = file.outcome === "failed" ? failure(file.reason) : file.reason;
+  const outcome = el("td", {}, (OUTCOMES[file.outcome] || file.outcome) + (why ? `: ${why}` : ""));
   if (file.outcome === "failed") outcome.className = "failed";
   return el("tr", {}, el("td", {}, file.path), outcome);
 }
 
 async function upload(files) {
-  if (!files.length) return;
+  if (!files.length) {
+    $("upload-results").replaceChildren(el("tr", {}, el("td", { colSpan: 2, className: "failed" }, "ファイルが選ばれていません。ドロップするか、「ファイルを選択」から選んでください。")));
+    return;
+  }
   const form = new FormData();
   for (const file of files) form.append("files", file);
   form.append("category", $("upload-category").value || "アップロード");
@@ -701,11 +767,15 @@ async function upload(files) {
       if (event === "progress") { bar.max = data.total; bar.value = data.done; }
       if (event === "done") {
         results.replaceChildren(...data.files.map(resultRow));
+        $("files").value = "";  // done: the next upload starts from nothing chosen
         start();
       }
     }
   } catch (error) {
-    results.append(el("tr", {}, el("td", { colSpan: 2, className: "failed" }, "アップロードできませんでした: " + japanese(error) + (error.message && error.code !== "error" ? `（${error.message}）` : ""))));
+    const shown = error.code === "forbidden"
+      ? "このカテゴリにはアップロードできません（閲覧できるグループに、あなたの入っていないグループがあります）。"
+      : japanese(error);
+    results.append(el("tr", {}, el("td", { colSpan: 2, className: "failed", title: error.message || "" }, "アップロードできませんでした: " + shown)));
   } finally {
     $("upload-button").disabled = false;
   }
@@ -742,7 +812,7 @@ async function loadDocuments() {
   }
 }
 function documentRow(doc) {
-  const state = el("td", {}, doc.status === "ok" ? "取り込み済み" : "失敗: " + (doc.error || ""));
+  const state = el("td", {}, doc.status === "ok" ? "取り込み済み" : "失敗: " + failure(doc.error || ""));
   if (doc.status !== "ok") state.className = "failed";
   let name = doc.path;
   if (doc.status === "ok") {
