@@ -29,8 +29,11 @@ _VERB_END = re.compile(r"[うくぐすずつづぬふぶぷむゆるい]$")
 """The endings of verbs and adjectives (確かめる, つなぐ, できない); nouns end otherwise
 (お手入れ, 申し込み, お問い合わせ)."""
 _GENERIC = frozenset(
-    {"総則", "雑則", "附則", "その他", "概要", "はじめに", "目次", "目的", "改訂履歴", "付録"}
-)
+    {
+        "総則", "雑則", "附則", "その他", "概要", "はじめに", "目次", "目的", "改訂履歴", "付録",
+        "定義", "用語", "用語の定義", "趣旨", "適用", "適用範囲", "施行日", "補則",
+    }
+)  # fmt: skip
 """Headings every rule book has: asking about them shows nothing of the documents."""
 SHORT_TITLE = 12
 """A document title up to this long is put before the heading (「休暇規程の…」)."""
@@ -59,7 +62,7 @@ def topic(heading: str) -> str | None:
     about is left (a bare number, a generic heading such as 総則)."""
     text = unicodedata.normalize("NFKC", heading).strip()
     while (numbered := _NUMBERING.match(text)) and numbered.end() < len(text):
-        text = text[numbered.end() :].strip()  # 第1章第2節 定義 → 定義
+        text = text[numbered.end() :].strip()  # 第1章第2節 休日 → 休日
     wrapped = re.fullmatch(r"\(([^()]+)\)", text)
     text = wrapped.group(1).strip() if wrapped else _bare(text)  # 第3条（年次有給休暇）
     text = re.sub(r"(?:について|とは)$", "", text).strip()
