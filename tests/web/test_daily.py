@@ -121,6 +121,38 @@ def test_stop_ends_the_answer(page: Any) -> None:
     assert answer.get_by_role("button", name="再試行").is_visible()
 
 
+def test_a_stop_that_came_after_the_answer_was_kept_shows_the_kept_answer(
+    page: Any, server: dict[str, str]
+) -> None:
+    page.click("#new-chat")
+    ask(page, "有給休暇は何日もらえますか？")  # the conversation exists on the server
+    ident = page.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('c')")
+    held = hold_answers(page)  # the page's request never gets its reply
+    question = "AQ-300のメーカー希望小売価格はいくらですか？"
+    page.fill("#question", question)
+    page.press("#question", "Enter")
+    page.wait_for_selector("#stop-button:not([hidden])")
+    # meanwhile the server has answered the question and kept it in the conversation
+    body = json.dumps({"question": question, "conversation": ident}).encode()
+    request = urllib.request.Request(
+        server["url"] + "/api/ask",
+        data=body,
+        headers={"Authorization": f"Bearer {server['token']}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request) as response:
+        assert json.load(response)["turn"] == 2
+    page.click("#stop-button")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.msg.a')].pop().textContent"
+        ".includes('記録されています')"
+    )
+    page.unroute("**/api/ask/stream")
+    assert held
+    settled = page.locator(".msg.a").last
+    assert "54,780円" in settled.inner_text() and "停止しました" not in settled.inner_text()
+    assert settled.get_attribute("data-turn") == "2"
+
+
 def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
     page: Any, server: dict[str, str]
 ) -> None:

@@ -386,6 +386,7 @@ function renderAnswer(box, text, citations) {
 
 function finish(node, data, question, categories) {
   node.querySelector(".progress")?.remove();
+  if (data.turn) node.dataset.turn = data.turn;
   const text = node.querySelector(".text");
   const citations = data.citations || [];
   renderAnswer(text, data.answer, citations);
@@ -601,12 +602,29 @@ async function ask(question, categories = [...chosen], again = null) {
     loadConversations();
   } catch (error) {
     if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code));
+    if (error.name === "AbortError" && current) settle(node, current, question, categories);
   } finally {
     node.removeAttribute("aria-busy");
     node.querySelector(".progress")?.remove();
     streaming = null;
     busy(false);
   }
+}
+
+// A stop that reached the server after it had finished the answer: the answer was kept in the
+// conversation, so it is shown here too, saying so, instead of 停止しました.
+async function settle(node, conversation, question, categories) {
+  try {
+    const data = await (await api(`/api/conversations/${encodeURIComponent(conversation)}`)).json();
+    if (conversation !== current || !node.isConnected) return;
+    const shown = new Set([...document.querySelectorAll(".msg.a[data-turn]")].map((n) => Number(n.dataset.turn)));
+    const kept = data.history.filter((t) => !shown.has(t.position) && t.question === question).pop();
+    if (!kept) return;
+    node.classList.remove("error");
+    node.querySelector(".actions")?.remove();
+    finish(node, { ...kept, turn: kept.position }, question, categories);
+    node.append(el("div", { class: "reason" }, "停止する前に回答ができあがっていたため、会話に記録されています。"));
+  } catch (_) { /* the stop stands as shown */ }
 }
 
 function failed(node, message, question, categories, retrying = true) {
