@@ -46,6 +46,7 @@ from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstandin
 from shirabe.settings import Settings, load_synonyms
 from shirabe.stores.protocol import Backend, Migration, Store
 from shirabe.stores.registry import make_backend
+from shirabe.text.normalize import folded
 from shirabe.text.paths import readable_path
 from shirabe.text.synonyms import Synonyms
 from shirabe.text.terms import searchable
@@ -465,11 +466,24 @@ class Shirabe:
                 retried = self._answer(again, k, filters)
                 if not retried.refused:
                     answer, asked = retried, again
-            elif answer.refused and carried_in_vain(answer.refusal_reason, question, asked):
-                alone = self._answer(question, k, filters)  # a new topic: 有給休暇の申請方法は？
+            elif answer.refused and self._named(
+                carried_in_vain(answer.refusal_reason, question, asked, history), filters
+            ):  # a new topic (有給休暇の申請方法は？ after AQ-300): asked as written
+                alone = self._answer(question, k, filters)
                 if not alone.refused:
                     answer, asked = alone, question
         return _asked_as(answer, question, asked)
+
+    def _named(self, terms: Sequence[str], filters: Filters | None) -> bool:
+        """Whether the documents the asker may read name every one of ``terms`` somewhere
+        (AQ-300 is a product of theirs; INC-2024-0099 is no incident of theirs)."""
+        if not terms:
+            return False
+        for term in terms:
+            hits = self.search(term, k=5, filters=filters)
+            if not any(term.lower() in folded(h.chunk.text) for h in hits):
+                return False
+        return True
 
     def _answer(self, question: str, k: int | None, filters: Filters | None) -> Answer:
         timings: dict[str, float] = {}

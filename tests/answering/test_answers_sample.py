@@ -81,6 +81,22 @@ def test_a_new_topic_in_a_conversation_is_asked_as_written(sample_app: Shirabe) 
     assert all("休暇" in c.source or "休暇" in " ".join(c.heading_path) for c in switched.citations)
 
 
+@pytest.mark.parametrize(
+    ("first", "follow"),
+    [
+        ("INC-2024-0099はどんな障害ですか？", "それは何時に復旧しましたか？"),  # no such incident
+        ("AQ-500の重さは何kgですか？", "では、フィルターの交換時期は？"),  # no such product
+    ],
+)
+def test_a_follow_up_about_what_the_documents_do_not_name_stays_refused(
+    sample_app: Shirabe, first: str, follow: str
+) -> None:
+    before = sample_app.ask(first)
+    assert before.refused
+    after = sample_app.ask(follow, history=[Turn(before.question, before.text)])
+    assert after.refused, after.text  # not another incident's or product's answer
+
+
 def test_a_refusal_says_nothing_of_documents_the_asker_may_not_read(
     sample_app: Shirabe,
 ) -> None:

@@ -31,8 +31,8 @@ def test_copy_puts_the_answer_and_its_sources_on_the_clipboard(clipboard_page: A
     answer.get_by_role("button", name="コピー").click()
     answer.get_by_role("button", name="コピーしました").wait_for()
     copied = page.evaluate("() => navigator.clipboard.readText()")
-    assert "43,780円" in shown
-    assert "43,780円" in copied
+    assert "54,780円" in shown
+    assert "54,780円" in copied
     chips = [
         answer.locator(".chip").nth(i).inner_text() for i in range(answer.locator(".chip").count())
     ]

@@ -97,6 +97,9 @@ def test_the_upload_form_says_what_it_takes_and_when_nothing_is_chosen(page: Any
 
 def test_the_skip_link_and_a_question_box_that_grows(page: Any) -> None:
     page.click("#new-chat")
+    ask(page, "AQ-300の重さは何kgですか？")  # a conversation is open: #c= in the address
+    opened = page.evaluate("() => location.hash")
+    assert opened.startswith("#c=")
     first = page.evaluate(
         "() => document.querySelector('a[href], button, input, textarea, select').className"
     )
@@ -105,6 +108,7 @@ def test_the_skip_link_and_a_question_box_that_grows(page: Any) -> None:
     assert page.locator(".skip").is_visible()  # shown once focused
     page.keyboard.press("Enter")
     assert page.evaluate("() => document.activeElement.id") == "question"
+    assert page.evaluate("() => location.hash") == opened  # the conversation stays open
     before = page.locator("#question").bounding_box()
     page.fill("#question", "")
     page.keyboard.type("一行目")
@@ -113,4 +117,4 @@ def test_the_skip_link_and_a_question_box_that_grows(page: Any) -> None:
         page.keyboard.type(line)
     after = page.locator("#question").bounding_box()
     assert before is not None and after is not None and after["height"] > before["height"] * 1.5
-    assert page.locator(".msg.q").count() == 0  # Shift+Enter never sends
+    assert page.locator(".msg.q").count() == 1  # Shift+Enter never sends

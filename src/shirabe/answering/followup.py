@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel, Message
 
@@ -75,16 +76,33 @@ def carried(question: str, history: Sequence[Turn]) -> str | None:
     return f"{about}について、{_plain(question)}"
 
 
-def carried_in_vain(reason: str | None, question: str, asked: str) -> bool:
-    """Whether a refusal of the standalone form ``asked`` says that what the conversation
-    carried into it is missing (「AQ-300」についての記載が見つかりません for AQ-300の有給休暇の
-    申請方法は？ after a question about AQ-300): the question was about something new and is
-    asked as it was written."""
-    if not reason or asked == question:
-        return False
-    own = _plain(question).lower()
+def carried_in_vain(
+    reason: str | None, question: str, asked: str, history: Sequence[Turn]
+) -> list[str]:
+    """What the conversation carried into ``asked`` (the standalone form of ``question``) that
+    its refusal names missing (「AQ-300」についての記載が見つかりません for AQ-300の有給休暇の
+    申請方法は？ after a question about AQ-300): a sign that the question is about something
+    new, to be asked as written. Empty when asking it as written cannot be right: it refers
+    back (それ, その, では…, 部長の場合は), names no subject of its own (重さは？), or the
+    turn before was refused itself (what it carried is missing from the documents, not from
+    this topic)."""
+    if not reason or asked == question or not history:
+        return []
+    text = _plain(question)
+    if history[-1].answer.startswith(REFUSAL_TEXT):
+        return []
+    if _OPENERS.match(text) or _DEMONSTRATIVE.search(text) or _CONDITION.match(text):
+        return []
+    if len(subject(text)) < OWN_SUBJECT:
+        return []
+    own, whole = text.lower(), _plain(asked).lower()
     quoted = re.findall(r"「([^「」]+)」", reason)
-    return any(q.lower() in _plain(asked).lower() and q.lower() not in own for q in quoted)
+    return [q for q in quoted if q.lower() in whole and q.lower() not in own]
+
+
+OWN_SUBJECT = 4
+"""Characters of a subject a question names for itself (有給休暇の申請方法は？), not one that
+asks after the subject before it (重さは？, 値段は？)."""
 
 
 def subject(question: str) -> str:

@@ -78,6 +78,10 @@ class Asking:
         self.filters = server.scope(who, body.categories)
         self.owner: str | None = None
         self.turns = body.turns()
+        if body.again is not None and body.history:
+            raise ApiError(
+                422, "invalid_request", "again: the stored turns are the history, not history"
+            )
         if body.conversation is not None:
             self.owner = owner_of(who, request)
             kept = server.shirabe.conversations

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from shirabe.server.deps import Admin, ServerDep
+from shirabe.server.deps import Admin, Server, ServerDep
 
 router = APIRouter(tags=["audit"])
 
@@ -24,5 +24,11 @@ def audit(
     entries = server.shirabe.accounts.audit_log(limit=limit, offset=offset)
     return {
         "offset": offset,
-        "items": [asdict(e) | {"shown": server.show(e.path)} for e in entries],
+        "items": [asdict(e) | {"shown": _shown(server, e.action, e.path)} for e in entries],
     }
+
+
+def _shown(server: Server, action: str, path: str) -> str:
+    """A document's place as the document list names it; a root as the folder it is (its
+    place below itself would be ".")."""
+    return path if action == "root" else server.show(path)

@@ -67,9 +67,14 @@ def readable(server: Server, who: Principal, turn: StoredTurn) -> bool:
 
 
 def history(server: Server, who: Principal, turns: list[StoredTurn]) -> list[Turn]:
-    """Stored turns as the conversation a follow-up is understood in; an answer the caller
-    may no longer read is left out."""
-    return [Turn(t.question, t.answer if readable(server, who, t) else "") for t in turns]
+    """Stored turns as the conversation a follow-up is understood in, each question as it was
+    searched (a follow-up made standalone), so that it is not read again against turns that
+    came before it in another order (再生成); an answer the caller may no longer read is left
+    out."""
+    return [
+        Turn(t.standalone or t.question, t.answer if readable(server, who, t) else "")
+        for t in turns
+    ]
 
 
 def turn_json(server: Server, who: Principal, turn: StoredTurn) -> dict[str, Any]:

@@ -91,7 +91,7 @@ async def upload(
             f"({category}/<file>), as for any file; change them there",
         )
     if who.name is None and server.shirabe.settings.anonymous != "localhost":
-        raise ApiError(403, "forbidden", "sign in with an API token to upload")
+        raise ApiError(403, "sign_in_required", "sign in with an API token to upload")
     folder = _upload_folder(server.uploads, category)
     async with server.upload_lock:  # checked and written in turn; the ingest may then wait
         checked = [_checked(who, server, folder, f) for f in files]

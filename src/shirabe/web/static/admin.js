@@ -11,9 +11,9 @@ function when(iso) {
   return Number.isNaN(date.getTime()) ? iso : date.toLocaleString("ja-JP");
 }
 
-// Groups written as JSON lists (["hr","public"] → hr・public), the rest as it is.
+// Groups written as JSON lists (["hr","public"] → hr・public; [] → 管理者のみ), the rest as it is.
 function readable(detail) {
-  return detail.replace(/\[([^\]]*)\]/g, (_, inner) => inner.replace(/"/g, "").split(",").map((g) => g.trim()).filter(Boolean).join("・") || "なし");
+  return detail.replace(/\[([^\]]*)\]/g, (_, inner) => inner.replace(/"/g, "").split(",").map((g) => g.trim()).filter(Boolean).join("・") || "管理者のみ");
 }
 
 function rows(body, items, row, empty) {

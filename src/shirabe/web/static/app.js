@@ -33,12 +33,13 @@ const MESSAGES = {
   invalid_request: "入力が正しくありません。",
   unsearchable: "検索できる言葉が含まれていません。質問を言い換えてください。",
   busy: "索引を更新中です。しばらくしてからもう一度お試しください。",
+  sign_in_required: "アップロードにはサインインが必要です。管理者から受け取った API トークンでサインインしてください。",
   conflict: "同じ名前のファイルがあり、ほかの人がアップロードしたものなので置き換えられません。名前を変えてアップロードしてください。",
   model_error: "回答を作成するモデルに接続できません。しばらくしてからもう一度お試しください。",
 };
 
 // Errors that come back the same when the same thing is sent again: no retry is offered.
-const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full"]);
+const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found"]);
 
 class ApiError extends Error {
   constructor(code, message, status) { super(message); this.code = code; this.status = status; }
@@ -445,6 +446,7 @@ async function rate(node, position, rating, pressed, other, comment = "") {
   } catch (error) { alert(japanese(error)); return; }
   node.querySelector(".feedback-form")?.remove();
   node.querySelector(".thanks")?.remove();
+  node.querySelector(".given")?.remove();  // the comment given before is replaced
   if (comment) { node.append(el("div", { class: "thanks", role: "status" }, "ご意見ありがとうございました。")); return; }
   const input = el("input", { type: "text", maxLength: limits.comment_chars, placeholder: rating === "down" ? "どこが違いましたか（任意）" : "コメント（任意）", ariaLabel: "コメント" });
   const send = el("button", { type: "submit" }, "送る");
@@ -596,12 +598,13 @@ async function ask(question, categories = [...chosen], again = null) {
       if (event === "hits") progress.textContent = "回答を作成しています…";
       else if (event === "token") { written += data.text; text.replaceChildren(markdown(written)); }
       else if (event === "done") finish(node, data, question, categories);
-      else if (event === "error") failed(node, "回答の作成に失敗しました。", question, categories);
+      else if (event === "error") failed(node, "回答の作成に失敗しました。", question, categories, true, again);
       node.scrollIntoView({ block: "end" });
     }
     loadConversations();
   } catch (error) {
-    if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code));
+    if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code), again);
+    if (error.code === "not_found" && current) { setCurrent(null); loadConversations(); }  // deleted elsewhere: the next question starts a new one
     if (error.name === "AbortError" && current) settle(node, current, question, categories);
   } finally {
     node.removeAttribute("aria-busy");
@@ -627,12 +630,12 @@ async function settle(node, conversation, question, categories) {
   } catch (_) { /* the stop stands as shown */ }
 }
 
-function failed(node, message, question, categories, retrying = true) {
+function failed(node, message, question, categories, retrying = true, again = null) {
   node.classList.add("error");
   node.querySelector(".text").textContent = message;
   if (!retrying) return;
   const retry = el("button", { type: "button" }, "再試行");
-  retry.addEventListener("click", () => { if (!streaming) { node.remove(); ask(question, categories); } });
+  retry.addEventListener("click", () => { if (!streaming) { node.remove(); ask(question, categories, again); } });
   node.append(el("div", { class: "actions" }, retry));
 }
 
@@ -665,7 +668,9 @@ $("ask-form").addEventListener("submit", (event) => {
 });
 // the skip link focuses the question box without touching the address (#c= is the conversation)
 document.querySelector(".skip").addEventListener("click", (event) => {
-  event.preventDefault(); select("chat"); closeMenu(); $("question").focus();
+  event.preventDefault();
+  if ($("app").hidden) { $("token").focus(); return; }  // signed out: the token comes first
+  select("chat"); closeMenu(); $("question").focus();
 });
 $("question").addEventListener("keydown", (event) => {
   // Enter sends; never while a Japanese IME is composing (isComposing, keyCode 229)
@@ -698,7 +703,11 @@ $("signout").addEventListener("click", () => {
 });
 $("passage-close").addEventListener("click", () => $("passage").close());
 for (const dialog of [$("passage"), $("document")]) {  // a click on the backdrop closes it
-  dialog.addEventListener("click", (event) => { if (event.target === dialog) dialog.close(); });
+  let pressed = null;  // not a text selection that started inside and ended outside
+  dialog.addEventListener("mousedown", (event) => { pressed = event.target; });
+  dialog.addEventListener("click", (event) => {
+    if (event.target === dialog && pressed === dialog) dialog.close();
+  });
 }
 $("document-close").addEventListener("click", () => $("document").close());
 
