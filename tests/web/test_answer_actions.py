@@ -44,15 +44,16 @@ def test_regenerate_asks_a_follow_up_again_in_its_own_context(page: Any) -> None
     ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
     follow = ask(page, "では、AQ-250は？")
     assert "43,780円" in follow.inner_text()
+    ask(page, "有給休暇は何日もらえますか？")  # another topic after it
     follow.get_by_role("button", name="再生成").click()
     page.wait_for_function(
-        "() => document.querySelectorAll('.msg.a').length === 3"
+        "() => document.querySelectorAll('.msg.a').length === 4"
         " && !document.querySelector('.msg.a[aria-busy]')"
     )
-    again = page.locator(".msg.a").nth(2)
+    again = page.locator(".msg.a").nth(3)
     assert "43,780円" in again.inner_text()
     searched = again.locator(".reason").first.inner_text()
-    assert "AQ-250" in searched and "価格" in searched, searched  # after turn 1, not turn 2
+    assert "AQ-250" in searched and "価格" in searched, searched  # after turn 1, not turn 3
 
 
 def test_regenerate_writes_the_answer_again_in_the_conversation(page: Any) -> None:
