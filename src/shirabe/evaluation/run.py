@@ -72,4 +72,15 @@ def run_settings(shirabe: Shirabe) -> dict[str, Any]:
             if on
         ],
         "synonyms": str(s.synonyms) if s.synonyms else None,
+        # how a chat model was asked (none for extractive answers); never a key or a URL
+        "llm": None
+        if s.generator == "extractive"
+        else {
+            "model_file": s.llm_model_path.name if s.llm_model_path else None,
+            "context_tokens": s.llm_context_tokens,
+            "max_tokens": s.llm_max_tokens,
+            "temperature": s.llm_temperature,
+            "threads": s.llm_threads,
+            "n_ctx": s.llm_n_ctx if s.generator == "llama" else None,
+        },
     }
