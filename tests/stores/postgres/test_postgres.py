@@ -20,10 +20,13 @@ from shirabe.errors import ShirabeError
 from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.metrics import report
 from shirabe.evaluation.run import run, run_settings
+from shirabe.records import ScoredId
 from shirabe.settings import Settings
+from shirabe.stores.postgres import lexical
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
 from shirabe.stores.postgres.store import PostgresStore, redacted
 
+from tests.stores.test_contract import DIM, K1, MODEL, B, put_file
 from tests.support import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -116,3 +119,50 @@ def test_a_missing_server_fails_unless_skipping_is_asked_for(tmp_path: Path) -> 
     )
     assert skipped.returncode == 0, skipped.stdout[-2000:]
     assert "1 passed, 1 skipped" in skipped.stdout and "skipped on request" in skipped.stdout
+
+
+def test_long_posting_lists_are_read_by_each_terms_best_postings(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past EXACT_POSTINGS, chunk BM25 takes its candidates from each term's best postings
+    (the postings_by_impact index) and scores them exactly: with every posting among a term's
+    best, the ranking is the exact one; with few, the chunk a rare term names still leads and
+    every score returned is its exact score."""
+    store = PostgresStore(database_url, k1=K1, b=B)
+    store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+    try:
+        for f in range(6):  # 300 chunks: common words in every one, a rare word in one
+            texts = [
+                " ".join(["規程", "申請", "承認"][: 1 + (f + c) % 3] * (1 + c % 4))
+                + (f" 項目{c % 7}" if c % 5 else "")
+                + (" 特別休暇" if (f, c) == (3, 17) else "")
+                for c in range(50)
+            ]
+            put_file(store, f"/d/{f}.md", texts)
+        queries = [
+            {"規程": 1.0, "申請": 1.0},
+            {"規程": 1.0, "承認": 0.5, "項目3": 1.0},
+            {"申請": 1.0, "特別休暇": 1.0, "承認": 1.0},
+        ]
+
+        def ranked(found: list[ScoredId]) -> list[tuple[float, int]]:
+            """Scores summed in another order differ in the last bits: ties by id."""
+            return sorted((round(-s.score, 9), s.chunk_id) for s in found)
+
+        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        exact = [store.search_lexical(q, 10) for q in queries]
+        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 0)
+        monkeypatch.setattr(lexical, "PER_TERM", 1000)  # every posting is among the best
+        assert [ranked(store.search_lexical(q, 10)) for q in queries] == [ranked(e) for e in exact]
+        monkeypatch.setattr(lexical, "PER_TERM", 5)
+        monkeypatch.setattr(lexical, "RESCORED", 10)
+        pruned = store.search_lexical(queries[2], 10)
+        assert pruned[0] == exact[2][0]  # the chunk with 特別休暇
+        assert "特別休暇" in store.get_chunks([pruned[0].chunk_id])[pruned[0].chunk_id].text
+        scores = {s.chunk_id: s.score for s in store.search_lexical(queries[2], 300)}
+        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        everything = {s.chunk_id: s.score for s in store.search_lexical(queries[2], 300)}
+        assert len(pruned) == 10
+        assert all(abs(everything[i] - s) < 1e-6 for i, s in scores.items())
+    finally:
+        store.close()

@@ -131,6 +131,22 @@ def retokenize_chunk(
     )
 
 
+PER_TERM = 1000
+"""Postings read per term, best impact first, when a search reads only each term's best."""
+RESCORED = 300
+"""Candidates (at least; three times the k asked for) scored with exact BM25 after that."""
+EXACT_POSTINGS = 20_000
+"""Up to this many postings for the query's terms together, every posting is read (exact)."""
+
+
+def impact_sql(alias: str) -> str:
+    """The BM25 term-frequency part of a posting with k1 1.2, b 0.75 and a fixed average length
+    of 200: the order of the ``postings_by_impact`` index (migration 5), which must see this
+    expression exactly. Candidates found by it are scored with the true statistics."""
+    tf, length = f"{alias}.tf", f"{alias}.length"
+    return f"(({tf}::real / ({tf} + 1.2 * (0.25 + 0.75 * {length} / 200.0))::real))"
+
+
 def search(
     conn: Any,
     weights: Mapping[str, float],
@@ -142,7 +158,12 @@ def search(
     k1: float,
     b: float,
 ) -> list[ScoredId]:
-    """The top ``k`` chunks by BM25 for weighted query terms; zero scores are dropped."""
+    """The top ``k`` chunks by BM25 for weighted query terms; zero scores are dropped.
+
+    At chunk level, when the query's terms have more than ``EXACT_POSTINGS`` postings together,
+    the chunks scoring best over each term's ``PER_TERM`` best postings are the candidates
+    (``_candidates``), and the top ``k`` of them by exact BM25 are returned: rarely a chunk
+    that scores well only by many common terms is missed (measured in bench/postgres.py)."""
     table = "postings" if level == "chunk" else "sentence_postings"
     row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
     stats = conn.execute(
@@ -167,6 +188,13 @@ def search(
     )
     avg_len = max(int(stats["total_length"]) / n, 1e-9)
     where, params, _allowed = filter_sql(conn, filters, "p")
+    if level == "chunk" and within is None and sum(frequencies.values()) > EXACT_POSTINGS:
+        # long posting lists: each term's best postings give the candidates (under a filter,
+        # the best it allows), and the candidates get their exact score below
+        bm25 = (k1 + 1, k1 * (1 - b), k1 * b / avg_len)
+        within = _candidates(conn, terms, term_idf, bm25, where, params, max(RESCORED, 3 * k))
+        if not within:
+            return []
     conditions = [where] if where else []
     if within is not None:
         conditions.append("p.chunk_id = ANY(%s)")
@@ -197,6 +225,30 @@ def search(
     ]
     found = conn.execute(sql, args).fetchall()
     return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]
+
+
+def _candidates(
+    conn: Any,
+    terms: Sequence[str],
+    term_idf: np.ndarray,
+    bm25: tuple[float, float, float],
+    where: str,
+    params: Sequence[Any],
+    m: int,
+) -> list[int]:
+    """The ``m`` chunks scoring best over each term's ``PER_TERM`` best postings (those the
+    filter allows): a chunk found for a rare term, or near the top of a common one, is there;
+    its exact score comes after."""
+    extra = f" AND {where}" if where else ""
+    sql = (
+        "SELECT x.chunk_id, sum(q.w * x.tf * %s / (x.tf + %s + %s * x.length)) AS score "
+        "FROM unnest(%s::text[], %s::float8[]) AS q(term, w) CROSS JOIN LATERAL ("
+        f"SELECT p.chunk_id, p.tf, p.length FROM postings p WHERE p.term = q.term{extra} "
+        f"ORDER BY {impact_sql('p')} DESC LIMIT %s) x "
+        "GROUP BY x.chunk_id ORDER BY score DESC, x.chunk_id LIMIT %s"
+    )
+    args = [*bm25, list(terms), [float(x) for x in term_idf], *params, PER_TERM, m]
+    return [int(r["chunk_id"]) for r in conn.execute(sql, args).fetchall()]
 
 
 def document_frequencies(conn: Any, terms: Sequence[str]) -> dict[str, int]:

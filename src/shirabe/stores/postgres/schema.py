@@ -177,6 +177,13 @@ MIGRATIONS: tuple[str, ...] = (
             ON DELETE CASCADE
     );
     """,
+    # 5: each term's postings by their BM25 term-frequency part, best first, so that a search
+    # reads a term's best postings only (lexical.impact_sql: the same expression)
+    """
+    CREATE INDEX postings_by_impact ON postings
+        (term, ((tf::real / (tf + 1.2 * (0.25 + 0.75 * length / 200.0))::real)) DESC)
+        INCLUDE (chunk_id, tf, length, source_id);
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
