@@ -38,6 +38,15 @@ def ask(page: Any, question: str) -> Any:
     return answer
 
 
+def settled(page: Any, answers: int) -> None:
+    """Wait until the conversation shows ``answers`` answers and none is being written."""
+    page.wait_for_function(
+        "n => document.querySelectorAll('.msg.a').length === n"
+        " && !document.querySelector('.msg.a[aria-busy]')",
+        arg=answers,
+    )
+
+
 def upload(page: Any, path: Path, category: str) -> str:
     """Upload one file from the upload tab; the results table's text."""
     page.click("#tab-upload")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask, sign_in
+from tests.web.helpers import ask, settled, sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -46,10 +46,7 @@ def test_regenerate_asks_a_follow_up_again_in_its_own_context(page: Any) -> None
     assert "43,780円" in follow.inner_text()
     ask(page, "有給休暇は何日もらえますか？")  # another topic after it
     follow.get_by_role("button", name="再生成").click()
-    page.wait_for_function(
-        "() => document.querySelectorAll('.msg.a').length === 4"
-        " && !document.querySelector('.msg.a[aria-busy]')"
-    )
+    settled(page, 4)
     again = page.locator(".msg.a").nth(3)
     assert "43,780円" in again.inner_text()
     searched = again.locator(".reason").first.inner_text()
@@ -60,10 +57,7 @@ def test_regenerate_writes_the_answer_again_in_the_conversation(page: Any) -> No
     page.click("#new-chat")
     first = ask(page, "有給休暇の申請は何日前までに行いますか？")
     first.get_by_role("button", name="再生成").click()
-    page.wait_for_function(
-        "() => document.querySelectorAll('.msg.a').length === 2"
-        " && !document.querySelector('.msg.a[aria-busy]')"
-    )
+    settled(page, 2)
     questions = [page.locator(".msg.q").nth(i).inner_text() for i in range(2)]
     assert all("有給休暇の申請は何日前まで" in q for q in questions), questions
     again = page.locator(".msg.a").nth(1)

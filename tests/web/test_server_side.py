@@ -17,7 +17,7 @@ from shirabe.server.process import free_port, running
 
 from tests.slow_model import TOKENS, SlowModel, slow_model
 from tests.support import ROOT
-from tests.web.helpers import ask, cli
+from tests.web.helpers import ask, cli, settled
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -132,10 +132,7 @@ def test_a_server_that_went_away_is_said_in_japanese_and_retry_answers(
     )
     with serve(tmp_path, port):
         failed.get_by_role("button", name="再試行").click()
-        page.wait_for_function(
-            "() => document.querySelectorAll('.msg.a').length === 2"
-            " && !document.querySelector('.msg.a[aria-busy]')"
-        )
+        settled(page, 2)
         answer = page.locator(".msg.a").nth(1)
         assert "12000円" in answer.inner_text()
         assert page.locator(".msg.a.error").count() == 0  # the failed try gave way to it
