@@ -132,8 +132,10 @@ def quality(python: str) -> dict[str, Any]:
     return {"questions": len(questions), "shirabe": ours, "peers": theirs}
 
 
-def speed(python: str, size: int, model: Any) -> dict[str, Any]:
-    """Both stacks on ``size`` synthetic chunks with random passage vectors."""
+def speed(python: str, size: int) -> dict[str, Any]:
+    """Both stacks on ``size`` synthetic chunks with random passage vectors; a fresh model
+    for each size, so that no question's vector comes from an earlier size's cache."""
+    model = make_embedder(Settings())
     sentences, all_questions = sentences_and_questions()
     questions = random.Random(11).sample(all_questions, QUERIES)
     work = CACHE / f"peers-{size}"
@@ -169,9 +171,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     args = parser.parse_args()
     results: dict[str, Any] = {}
-    model = make_embedder(Settings())
     for size in args.sizes:
-        found = quality(args.peer_python) if size == 1000 else speed(args.peer_python, size, model)
+        found = quality(args.peer_python) if size == 1000 else speed(args.peer_python, size)
         results[str(size)] = found
         ours, theirs = found["shirabe"], found["peers"]
         ratio = theirs["p95_ms"] / max(ours["p95_ms"], 1e-9)
