@@ -157,7 +157,9 @@ def main() -> None:
     if args.limit:
         questions = questions[: args.limit]
     settings = Settings()
-    settings = settings.model_copy(update={"home": work / f"index-{settings.embedder}"})
+    pooled = "-pooled" if settings.pooled_chunk_vectors else ""
+    home = work / f"index-{settings.embedder}{pooled}"
+    settings = settings.model_copy(update={"home": home})
     embedded_home = settings.home
     if args.database:
         settings = settings.model_copy(

@@ -279,6 +279,7 @@ class Shirabe:
             tokenizer=self.tokenizer,
             embedder=self.embedder,
             sentence_vectors=self.settings.sentence_vectors,
+            pooled_chunk_vectors=self.settings.pooled_chunk_vectors,
             max_file_bytes=self.settings.max_file_bytes,
             root=root,
             refresh_every_files=self.settings.refresh_every_files,

@@ -230,6 +230,44 @@ def test_retokenizing_replaces_every_term(store: Store) -> None:
     assert store.document_frequencies(["x経費", "経費"]) == {"x経費": 1, "経費": 0}
 
 
+def test_a_bulk_load_searches_as_one_file_at_a_time(
+    store: Store, open_store: Callable[[], Store]
+) -> None:
+    """Files written inside ``loading()`` (an ingest into an empty index, where a store may
+    build its search indexes at the end) score as they would outside it, and a later file
+    replaces, deletes and searches as usual; so does a store opened after a load that
+    stopped midway."""
+    texts_by_file = {
+        f"/d/{i}.md": [f"規程 第{i}条。 申請 {i}日前。", f"経費 {i}"] for i in range(6)
+    }
+    with store.loading():
+        for path, file_texts in texts_by_file.items():
+            put_file(store, path, file_texts)
+    lexical = store.search_lexical(["規程", "経費"], 12)
+    sentences = store.search_lexical(["申請"], 12, level="sentence")
+    dense = store.search_dense(unit("経費 3"), 3)
+    assert len(lexical) == 12 and len(sentences) == 6
+    assert texts(store, dense)[0] == "経費 3" and dense[0].score == pytest.approx(1.0, abs=1e-5)
+    put_file(store, "/d/0.md", ["新版 規程"])
+    assert store.remove_source("/d/1.md")
+    store.refresh()
+    assert texts(store, store.search_lexical(["新版"], 5)) == ["新版 規程"]
+    assert store.search_lexical(["第1条"], 5) == []
+    assert store.document_frequencies(["規程", "経費"]) == {"規程": 5, "経費": 4}
+    if isinstance(store, PostgresStore):  # a load that stopped: indexes dropped, not built
+        from shirabe.stores.postgres import bulk
+
+        with store._conn() as conn:
+            assert bulk.missing_indexes(conn, DIM) == []
+            bulk.drop_indexes(conn, DIM)
+        again = open_store()
+        again.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+        with store._conn() as conn:
+            assert bulk.missing_indexes(conn, DIM) == []
+        again.close()
+    assert texts(store, store.search_dense(unit("経費 3"), 1)) == ["経費 3"]
+
+
 def test_binding_refuses_another_model(store: Store) -> None:
     with pytest.raises(ModelMismatchError):
         store.bind(embedding_model="other", embedding_dim=DIM, tokenizer="split")

@@ -21,7 +21,7 @@ from shirabe.answering.context import (
 from shirabe.answering.instructions import is_instruction
 from shirabe.answering.refusal import refusal
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
-from shirabe.indexing.passages import chunk_embedding_text, embedding_key, sentence_embedding_text
+from shirabe.indexing.passages import embedding_key, own_vectors, sentence_embedding_text
 from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
@@ -196,8 +196,8 @@ class ExtractiveGenerator:
             return found
         if not hits:
             return 0.0
-        key = embedding_key(chunk_embedding_text(hits[0].chunk))
-        vector = self._store.get_embeddings(self._embedder_name, [key]).get(key)
+        name = self._embedder_name
+        [vector] = own_vectors([hits[0].chunk], lambda keys: self._store.get_embeddings(name, keys))
         return 0.0 if vector is None else float(np.dot(vector, query.vector))
 
     def unknown_codes(self, query: Query, hits: Sequence[Hit]) -> list[str]:

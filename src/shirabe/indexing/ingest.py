@@ -16,7 +16,7 @@ from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
-from shirabe.indexing.passages import chunk_terms, embedding_key, embedding_texts
+from shirabe.indexing.passages import chunk_terms, pool, vector_plan
 from shirabe.indexing.places import Place, place_of
 from shirabe.indexing.tags import (
     CATEGORY,
@@ -198,6 +198,7 @@ class Ingestor:
         tokenizer: Tokenizer,
         embedder: Embedder,
         sentence_vectors: bool,
+        pooled_chunk_vectors: bool = False,
         max_file_bytes: int,
         root: Path,
         refresh_every_files: int = 200,
@@ -214,6 +215,7 @@ class Ingestor:
         self._tokenizer = tokenizer
         self._embedder = embedder
         self._sentence_vectors = sentence_vectors
+        self._pooled_chunk_vectors = pooled_chunk_vectors
         self._max_file_bytes = max_file_bytes
         self._root = root
         self._refresh_every_files = refresh_every_files
@@ -268,7 +270,8 @@ class Ingestor:
         removed = self._removed(placed, present)
         notify(IngestEvent("scan", 0, len(files)))
         try:
-            changed = self._process_all(files, report, notify)
+            with self._store.loading():
+                changed = self._process_all(files, report, notify)
         finally:
             self._loader.close()  # also when the store fails midway: no worker left behind
         for gone in removed:
@@ -430,24 +433,37 @@ class Ingestor:
         return FileResult(place.key, "failed", reason=reason)
 
     def _index(self, chunks: Sequence[Chunk]) -> list[IndexedChunk]:
-        texts = [embedding_texts(c, sentences=self._sentence_vectors) for c in chunks]
-        keys = [[embedding_key(t) for t in ts] for ts in texts]
+        plans = [
+            vector_plan(c, sentences=self._sentence_vectors, pooled=self._pooled_chunk_vectors)
+            for c in chunks
+        ]
         model = self._embedder.name
-        cached = self._store.get_embeddings(model, [k for ks in keys for k in ks])
+        cached = self._store.get_embeddings(model, [k for p in plans for k in p.keys])
         missing: dict[str, str] = {}
-        for ts, ks in zip(texts, keys, strict=True):
-            for t, k in zip(ts, ks, strict=True):
-                if k not in cached:
-                    missing[k] = t
-        if missing:
-            vectors = self._embedder.embed_passages(list(missing.values()))
-            self._store.put_embeddings(model, dict(zip(missing, vectors, strict=True)))
+        for plan in plans:
+            for at, (text, key) in enumerate(zip(plan.texts, plan.keys, strict=True)):
+                if key not in cached and not (at == 0 and plan.pooled):
+                    missing[key] = text
+        new = (
+            dict(zip(missing, self._embedder.embed_passages(list(missing.values())), strict=True))
+            if missing
+            else {}
+        )
+        for plan in plans:
+            if plan.pooled and plan.keys[0] not in cached:
+                parts = [new[k] if k in new else cached[k] for k in plan.keys[1:]]
+                new[plan.keys[0]] = pool(parts, plan.weights)
+        if new:
+            self._store.put_embeddings(model, new)
         indexed = []
-        for chunk, ks in zip(chunks, keys, strict=True):
+        for chunk, plan in zip(chunks, plans, strict=True):
             tokens, sentence_tokens = chunk_terms(chunk, self._tokenizer.tokenize)
             indexed.append(
                 IndexedChunk(
-                    chunk=chunk, tokens=tokens, vector_keys=ks, sentence_tokens=sentence_tokens
+                    chunk=chunk,
+                    tokens=tokens,
+                    vector_keys=plan.keys,
+                    sentence_tokens=sentence_tokens,
                 )
             )
         return indexed

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
 from shirabe.records import HEADING_SEPARATOR, Chunk
 from shirabe.text.sentences import split_sentences
 
@@ -49,6 +53,67 @@ def embedding_texts(chunk: Chunk, *, sentences: bool) -> list[str]:
 
 def embedding_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPlan:
+    """How a chunk gets its vectors: ``texts`` are embedded (their keys are ``keys``, the
+    chunk's own first); when ``pooled``, the chunk's own vector is not embedded but pooled
+    from its sentences' vectors (the rest of ``keys``), weighted by their lengths."""
+
+    texts: tuple[str, ...]
+    keys: tuple[str, ...]
+    pooled: bool
+
+    @property
+    def weights(self) -> list[int]:
+        return [len(t) for t in self.texts[1:]] if self.pooled else []
+
+
+def vector_plan(chunk: Chunk, *, sentences: bool, pooled: bool) -> VectorPlan:
+    """The chunk's vector texts and their keys. Pooling the chunk's vector from its sentence
+    vectors (the model mean-pools its tokens too) saves embedding the chunk's text a second
+    time, which is about half of all embedding; a chunk of one sentence embeds its text."""
+    texts = embedding_texts(chunk, sentences=sentences)
+    keys = [embedding_key(t) for t in texts]
+    if not (pooled and len(texts) > 1):
+        return VectorPlan(tuple(texts), tuple(keys), pooled=False)
+    return VectorPlan(tuple(texts), (pooled_key(keys[1:]), *keys[1:]), pooled=True)
+
+
+def pooled_key(sentence_keys: Sequence[str]) -> str:
+    """The cache key of a vector pooled from the vectors of these keys."""
+    return embedding_key("\x00".join(["pooled", *sentence_keys]))
+
+
+def own_vector_keys(chunk: Chunk) -> tuple[str, ...]:
+    """Where the chunk's own vector may be cached, whichever way it was made: pooled from
+    its sentences (when it has several) or embedded from its text. Readers take the first
+    key found, so an index built either way (or partly each way) works."""
+    text_key = embedding_key(chunk_embedding_text(chunk))
+    units = sentence_units(chunk)
+    if not units:
+        return (text_key,)
+    keys = [embedding_key(sentence_embedding_text(chunk, s)) for s in units]
+    return (pooled_key(keys), text_key)
+
+
+def own_vectors(
+    chunks: Sequence[Chunk], lookup: Callable[[Sequence[str]], Mapping[str, Vector]]
+) -> list[Vector | None]:
+    """Each chunk's own vector from the embedding cache (``lookup``), or None if not cached."""
+    candidates = [own_vector_keys(c) for c in chunks]
+    found = lookup([k for keys in candidates for k in keys])
+    return [next((found[k] for k in keys if k in found), None) for keys in candidates]
+
+
+def pool(vectors: Sequence[Vector], weights: Sequence[int]) -> Vector:
+    """The unit-length, weight-averaged vector of ``vectors``."""
+    matrix = np.vstack(vectors).astype(np.float32)
+    mean = np.asarray(weights, dtype=np.float32) @ matrix
+    norm = float(np.linalg.norm(mean))
+    out: Vector = mean / norm if norm > 0 else mean
+    return out
 
 
 def lexical_text(chunk: Chunk) -> str:

@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 
 from shirabe.embedders.protocol import Embedder
-from shirabe.indexing.passages import chunk_embedding_text, embedding_key
+from shirabe.indexing.passages import own_vectors
 from shirabe.records import Hit, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, mmr, reciprocal_rank_fusion, zscore_fusion
 from shirabe.retrieval.hits import hits_for
@@ -86,10 +86,13 @@ class HybridRetriever:
 
     def _diversify(self, pool: list[Hit], k: int) -> list[Hit]:
         assert self._embedder is not None and self._mmr_lambda is not None
-        keys = [embedding_key(chunk_embedding_text(h.chunk)) for h in pool]
-        cached = self._store.get_embeddings(self._embedder.name, keys)
-        if len(cached) < len(set(keys)):
+        name = self._embedder.name
+        found = own_vectors(
+            [h.chunk for h in pool], lambda keys: self._store.get_embeddings(name, keys)
+        )
+        present = [v for v in found if v is not None]
+        if len(present) < len(found):
             return pool[:k]
-        vectors = np.vstack([cached[key] for key in keys]).astype(np.float32)
+        vectors = np.vstack(present).astype(np.float32)
         order = mmr(vectors, [h.score for h in pool], lambda_=self._mmr_lambda, k=k)
         return [pool[i] for i in order]

@@ -100,6 +100,12 @@ class Store(Protocol):
         """
         ...
 
+    def loading(self) -> AbstractContextManager[None]:
+        """A bulk load (an ingest's files, inside :meth:`updating`): the store may defer the
+        upkeep of its search indexes to the end of the block, where it rebuilds them at once.
+        Searches during the block stay correct but may be slower."""
+        ...
+
     def refresh(self, *, wait: bool = True) -> None:
         """Bring the search indexes up to date with the stored chunks.
 

@@ -295,6 +295,10 @@ class EmbeddedStore:
         """A lock file in the index folder, held for the whole ingest (see the protocol)."""
         return update_lock(self.home, timeout=self.update_timeout)
 
+    def loading(self) -> contextlib.AbstractContextManager[None]:
+        """Nothing deferred: the search indexes are rebuilt by :meth:`refresh` anyway."""
+        return contextlib.nullcontext()
+
     # derived indexes
 
     @contextlib.contextmanager

@@ -32,6 +32,7 @@ class PostgresBackend:
             ef_search=s.hnsw_ef_search,
             exact_below=s.exact_search_below,
             read_url=s.database_read_url,
+            build_memory=s.database_build_memory,
         )
 
     def open_accounts(self) -> PostgresDatabase:

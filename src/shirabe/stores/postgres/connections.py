@@ -112,8 +112,14 @@ def advisory_lock(url: str, key: int, *, where: str, timeout: float) -> Iterator
                     conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
 
-def copy_rows(conn: Any, table: str, values: Sequence[tuple[Any, ...]]) -> None:
-    """COPY ``values`` into ``table`` (a table name with its column list)."""
-    with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+def copy_rows(
+    conn: Any, table: str, values: Sequence[tuple[Any, ...]], types: Sequence[str] = ()
+) -> None:
+    """COPY ``values`` into ``table`` (a table name with its column list); with the columns'
+    ``types``, in PostgreSQL's binary format (vectors go as their float32 bytes, not text)."""
+    binary = " WITH (FORMAT BINARY)" if types else ""
+    with conn.cursor().copy(f"COPY {table} FROM STDIN{binary}") as copy:
+        if types:
+            copy.set_types(list(types))
         for row in values:
             copy.write_row(row)

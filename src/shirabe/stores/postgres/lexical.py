@@ -69,16 +69,23 @@ def copy_postings(conn: Any, source_id: int, docs: Sequence[PostedChunk]) -> Non
             for ord_, sentence in enumerate(rows):
                 for term, tf in Counter(sentence).items():
                     copy.write_row((term, cid, source_id, ord_, tf, len(sentence)))
-    ids = [cid for cid, _tokens, _rows in docs]
-    for level, table in LEVEL_TABLES:
-        conn.execute(
-            f"""
-            INSERT INTO term_stats (level, term, df)
-            SELECT %s, term, count(*) FROM {table} WHERE chunk_id = ANY(%s) GROUP BY term
-            ON CONFLICT (level, term) DO UPDATE SET df = term_stats.df + excluded.df
-            """,
-            (level, ids),
-        )
+    # each term's document frequency per level, counted here (no read of what was written)
+    chunk_df: Counter[str] = Counter()
+    sentence_df: Counter[str] = Counter()
+    for _cid, tokens, rows in docs:
+        chunk_df.update(set(tokens))
+        for sentence in rows:
+            sentence_df.update(set(sentence))
+    for level, df in (("chunk", chunk_df), ("sentence", sentence_df)):
+        if df:
+            conn.execute(
+                """
+                INSERT INTO term_stats (level, term, df)
+                SELECT %s, term, n FROM unnest(%s::text[], %s::bigint[]) AS d (term, n)
+                ON CONFLICT (level, term) DO UPDATE SET df = term_stats.df + excluded.df
+                """,
+                (level, list(df), list(df.values())),
+            )
 
 
 def retokenize_chunk(

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from shirabe.errors import ShirabeError
+from shirabe.stores.postgres.bulk import POSTINGS_BY_IMPACT
 
 log = logging.getLogger(__name__)
 
@@ -179,11 +180,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
     # 5: each term's postings by their BM25 term-frequency part, best first, so that a search
     # reads a term's best postings only (lexical.impact_sql: the same expression)
-    """
-    CREATE INDEX postings_by_impact ON postings
-        (term, ((tf::real / (tf + 1.2 * (0.25 + 0.75 * length / 200.0))::real)) DESC)
-        INCLUDE (chunk_id, tf, length, source_id);
-    """,
+    POSTINGS_BY_IMPACT,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

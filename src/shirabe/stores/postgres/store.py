@@ -29,7 +29,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
-from shirabe.stores.postgres import dense, lexical
+from shirabe.stores.postgres import bulk, dense, lexical
 from shirabe.stores.postgres.connections import advisory_lock, copy_rows, guarded, traced_cursor
 from shirabe.stores.postgres.lexical import PostedChunk
 from shirabe.stores.postgres.rows import (
@@ -65,6 +65,7 @@ class PostgresStore:
         exact_below: int = 20_000,
         read_url: str | None = None,
         update_timeout: float = UPDATE_TIMEOUT,
+        build_memory: str = "1GB",
     ) -> None:
         """``read_url``: a read replica of ``url``; searches and chunk reads go there, writes
         and the ingest's own reads to ``url``. A replica lags its primary by its replication
@@ -79,6 +80,7 @@ class PostgresStore:
         self.ef_search = ef_search
         self.exact_below = exact_below
         self.update_timeout = update_timeout
+        self.build_memory = build_memory
         migrate(url)
 
         def configure(conn: psycopg.Connection[Any]) -> None:
@@ -134,6 +136,24 @@ class PostgresStore:
         where = redacted(self.url)
         return advisory_lock(self.url, INGEST_LOCK, where=where, timeout=self.update_timeout)
 
+    @contextmanager
+    def loading(self) -> Iterator[None]:
+        """Into an empty index, the search indexes are built after the load (``bulk.py``)."""
+        dim = self._dim
+        if dim is None:  # not bound: nothing to load into
+            yield
+            return
+        with self._conn() as conn:
+            deferred = bulk.is_empty(conn)
+            if deferred:
+                bulk.drop_indexes(conn, dim)
+        try:
+            yield
+        finally:
+            if deferred:
+                with self._conn() as conn:
+                    bulk.build_indexes(conn, dim, memory=self.build_memory)
+
     def _meta(self, conn: Any, key: str) -> str | None:
         row = conn.execute("SELECT value FROM shirabe_meta WHERE key = %s", (key,)).fetchone()
         return None if row is None else str(row["value"])
@@ -166,8 +186,12 @@ class PostgresStore:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (tokenizer,),
             )
-            conn.execute(dense.hnsw_index_sql(embedding_dim))
-            # sentence vectors are scored exactly, among the chunks the other signals found
+            # an index missing (a bulk load that stopped) is built, unless a load is under way
+            loading = conn.execute(
+                "SELECT NOT pg_try_advisory_xact_lock(%s) AS x", (INGEST_LOCK,)
+            ).fetchone()["x"]
+            if not loading:
+                bulk.build_indexes(conn, embedding_dim, memory=self.build_memory)
             has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
         self._model, self._dim = embedding_model, embedding_dim
         if stored_tokenizer != tokenizer and has_chunks:
@@ -219,7 +243,8 @@ class PostgresStore:
 
     def _upsert_source(
         self, conn: Any, source: SourceRecord, status: str, error: str | None
-    ) -> int:
+    ) -> tuple[int, int]:
+        """The file's id, and how many chunks it had (0 for a new file)."""
         row = conn.execute(
             """
             INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at,
@@ -229,11 +254,11 @@ class PostgresStore:
                 mtime = excluded.mtime, status = excluded.status, error = excluded.error,
                 metadata = excluded.metadata, ingested_at = excluded.ingested_at,
                 warnings = excluded.warnings
-            RETURNING id
+            RETURNING id, chunk_count
             """,
             source_row(source, status, error),
         ).fetchone()
-        return int(row["id"])
+        return int(row["id"]), int(row["chunk_count"])
 
     def _drop_chunks(self, conn: Any, source_id: int) -> None:
         """Delete a file's chunks (postings and sentences go with them) and their statistics."""
@@ -259,8 +284,9 @@ class PostgresStore:
         keys = [k for ic in chunks for k in ic.vector_keys]
         vectors = self.get_embeddings(model, keys) if model else {}
         with self._write() as conn:
-            source_id = self._upsert_source(conn, source, "ok", None)
-            self._drop_chunks(conn, source_id)
+            source_id, had = self._upsert_source(conn, source, "ok", None)
+            if had:
+                self._drop_chunks(conn, source_id)
             ids = [
                 int(r["id"])
                 for r in conn.execute(
@@ -269,8 +295,8 @@ class PostgresStore:
                 ).fetchall()
             ]
             docs: list[PostedChunk] = []
-            sentences: list[tuple[int, int, int, int, str]] = []
-            chunk_vectors: list[tuple[int, int, str]] = []
+            sentences: list[tuple[int, int, int, int, Vector]] = []
+            chunk_vectors: list[tuple[int, int, Vector]] = []
             with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
                 for cid, ic in zip(ids, chunks, strict=True):
                     copy.write_row(chunk_row(cid, source_id, ic))
@@ -279,16 +305,24 @@ class PostgresStore:
                     if own is None:
                         log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
                     else:
-                        chunk_vectors.append((cid, source_id, dense.text_vector(own)))
+                        chunk_vectors.append((cid, source_id, own))
                     terms, row_vectors = sentence_rows(ic, found)
                     for ord_, (sentence, vec) in enumerate(zip(terms, row_vectors, strict=True)):
                         if vec is not None:
-                            sentences.append(
-                                (cid, source_id, ord_, len(sentence), dense.text_vector(vec))
-                            )
+                            sentences.append((cid, source_id, ord_, len(sentence), vec))
                     docs.append((cid, ic.tokens, terms))
-            copy_rows(conn, "chunk_vectors (chunk_id, source_id, embedding)", chunk_vectors)
-            copy_rows(conn, "sentences (chunk_id, source_id, ord, length, embedding)", sentences)
+            copy_rows(
+                conn,
+                "chunk_vectors (chunk_id, source_id, embedding)",
+                chunk_vectors,
+                ("int8", "int8", "vector"),
+            )
+            copy_rows(
+                conn,
+                "sentences (chunk_id, source_id, ord, length, embedding)",
+                sentences,
+                ("int8", "int8", "int4", "int4", "vector"),
+            )
             lexical.copy_postings(conn, source_id, docs)
             lexical.adjust_stats(
                 conn,
