@@ -249,6 +249,11 @@ def test_a_bulk_load_searches_as_one_file_at_a_time(
     assert len(lexical) == 12 and len(sentences) == 6
     assert texts(store, dense)[0] == "経費 3" and dense[0].score == pytest.approx(1.0, abs=1e-5)
     put_file(store, "/d/0.md", ["新版 規程"])
+    put_file(store, "/d/win.md", ["保存先 \\\\srv\\共有\t規程"])  # COPY's escapes
+    assert texts(store, store.search_lexical(["\\\\srv\\共有"], 5)) == [
+        "保存先 \\\\srv\\共有\t規程"
+    ]
+    assert store.remove_source("/d/win.md")
     assert store.remove_source("/d/1.md")
     store.refresh()
     assert texts(store, store.search_lexical(["新版"], 5)) == ["新版 規程"]
@@ -259,11 +264,14 @@ def test_a_bulk_load_searches_as_one_file_at_a_time(
 
         with store._conn() as conn:
             assert bulk.missing_indexes(conn, DIM) == []
+            conn.execute("INSERT INTO shirabe_meta VALUES (%s, 'started')", (bulk.MARKER,))
             bulk.drop_indexes(conn, DIM)
+            conn.execute("DELETE FROM term_stats")  # not counted yet when the load stopped
         again = open_store()
         again.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
         with store._conn() as conn:
             assert bulk.missing_indexes(conn, DIM) == []
+        assert again.document_frequencies(["規程", "経費"]) == {"規程": 5, "経費": 4}
         again.close()
     assert texts(store, store.search_dense(unit("経費 3"), 1)) == ["経費 3"]
 

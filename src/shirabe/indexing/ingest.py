@@ -272,6 +272,8 @@ class Ingestor:
         try:
             with self._store.loading():
                 changed = self._process_all(files, report, notify)
+                # the search indexes are built next: at the end of a bulk load, or by refresh()
+                notify(IngestEvent("index", len(files), len(files)))
         finally:
             self._loader.close()  # also when the store fails midway: no worker left behind
         for gone in removed:
@@ -279,7 +281,6 @@ class Ingestor:
                 report.files.append(FileResult(gone.path, "removed"))
                 if gone.status == "ok":  # a failure record had no text to delete
                     self._on_change("delete", gone.path, "the file is gone")
-        notify(IngestEvent("index", len(files), len(files)))
         self._store.refresh()
         if changed >= self._refresh_every_files:
             self._store.optimize()  # many intermediate segments: merge them once

@@ -1,8 +1,10 @@
 """Bulk loads into an empty index: the search indexes are dropped before the load and built
 once after it, which PostgreSQL does far faster than keeping them up to date row by row (an
-HNSW graph built in memory, B-trees from sorted input).
+HNSW graph built in memory, B-trees from sorted input), and the term statistics are counted
+once at the end instead of being updated by every file.
 
-If the process stops during the load, the next :meth:`PostgresStore.bind` builds whatever
+A marker in ``shirabe_meta`` says a load is under way. If the process stops during the load,
+the next :meth:`PostgresStore.bind` finds the marker, counts the statistics and builds whatever
 index is missing, so an interrupted load costs time, never correctness.
 """
 
@@ -12,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from shirabe.stores.postgres import dense
+from shirabe.stores.postgres import dense, lexical
 
 log = logging.getLogger(__name__)
 
@@ -25,28 +27,72 @@ POSTINGS_BY_IMPACT = """
 expression is :func:`shirabe.stores.postgres.lexical.impact_sql`'s)."""
 
 
-def deferred_indexes(dim: int) -> dict[str, str]:
-    """The indexes a bulk load builds at its end, by name: those that only searches and
-    deletions read (the primary keys stay, writes need them)."""
-    return {
-        "chunks_by_source": "CREATE INDEX IF NOT EXISTS chunks_by_source ON chunks (source_id)",
-        "chunk_vectors_by_source": "CREATE INDEX IF NOT EXISTS chunk_vectors_by_source "
-        "ON chunk_vectors (source_id)",
-        "postings_by_chunk": "CREATE INDEX IF NOT EXISTS postings_by_chunk ON postings (chunk_id)",
-        "sentence_postings_by_chunk": "CREATE INDEX IF NOT EXISTS sentence_postings_by_chunk "
-        "ON sentence_postings (chunk_id)",
-        "postings_by_impact": POSTINGS_BY_IMPACT,
-        "chunk_vectors_hnsw": dense.hnsw_index_sql(dim),
+def deferred_indexes(dim: int) -> dict[str, tuple[str, str]]:
+    """The indexes a bulk load builds at its end, by name, with the statements that create and
+    drop each: all but the keys that writes check (chunk ids, which the vector and sentence
+    rows reference). The postings' primary keys are the largest: built from sorted input
+    they take a fraction of the time of keeping them up to date file by file."""
+    plain = {
+        "chunks_by_source": "chunks (source_id)",
+        "chunk_vectors_by_source": "chunk_vectors (source_id)",
+        "postings_by_chunk": "postings (chunk_id)",
+        "sentence_postings_by_chunk": "sentence_postings (chunk_id)",
     }
+    out = {
+        name: (f"CREATE INDEX IF NOT EXISTS {name} ON {on}", f"DROP INDEX IF EXISTS {name}")
+        for name, on in plain.items()
+    }
+    for table, key in (
+        ("postings", "term, chunk_id"),
+        ("sentence_postings", "term, chunk_id, ord"),
+    ):
+        out[f"{table}_pkey"] = (
+            f"ALTER TABLE {table} ADD CONSTRAINT {table}_pkey PRIMARY KEY ({key}) "
+            "INCLUDE (tf, length, source_id)",
+            f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_pkey",
+        )
+    out["postings_by_impact"] = (POSTINGS_BY_IMPACT, "DROP INDEX IF EXISTS postings_by_impact")
+    out["chunk_vectors_hnsw"] = (
+        dense.hnsw_index_sql(dim),
+        "DROP INDEX IF EXISTS chunk_vectors_hnsw",
+    )
+    return out
 
 
-def is_empty(conn: Any) -> bool:
-    return not conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
+MARKER = "bulk_load"
+
+
+def begin(conn: Any, dim: int) -> bool:
+    """Start a bulk load if the index is empty (True), marking it and dropping the deferred
+    indexes; else nothing changes (False)."""
+    with conn.transaction():
+        if conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]:
+            return False
+        conn.execute(
+            "INSERT INTO shirabe_meta VALUES (%s, 'started') ON CONFLICT DO NOTHING", (MARKER,)
+        )
+        drop_indexes(conn, dim)
+    return True
+
+
+def finish(conn: Any, dim: int, *, memory: str) -> None:
+    """End a bulk load (or repair one that stopped): count the statistics if the marker is
+    there, then build the missing indexes and remove the marker."""
+    with conn.transaction():
+        marked = conn.execute(
+            "SELECT 1 FROM shirabe_meta WHERE key = %s FOR UPDATE", (MARKER,)
+        ).fetchone()
+        if marked:
+            started = time.perf_counter()
+            lexical.recount_stats(conn)
+            log.info("counted term statistics in %.1f s", time.perf_counter() - started)
+    build_indexes(conn, dim, memory=memory)
+    conn.execute("DELETE FROM shirabe_meta WHERE key = %s", (MARKER,))
 
 
 def drop_indexes(conn: Any, dim: int) -> None:
-    for name in deferred_indexes(dim):
-        conn.execute(f"DROP INDEX IF EXISTS {name}")
+    for _create, drop in deferred_indexes(dim).values():
+        conn.execute(drop)
 
 
 def missing_indexes(conn: Any, dim: int) -> list[str]:
@@ -70,6 +116,6 @@ def build_indexes(conn: Any, dim: int, *, memory: str) -> None:
     statements = deferred_indexes(dim)
     for name in missing:
         started = time.perf_counter()
-        conn.execute(statements[name])
+        conn.execute(statements[name][0])
         log.info("built index %s in %.1f s", name, time.perf_counter() - started)
     conn.execute("RESET maintenance_work_mem")

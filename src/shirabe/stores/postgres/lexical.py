@@ -53,22 +53,36 @@ def adjust_stats(conn: Any, *, chunk: tuple[int, int], sentence: tuple[int, int]
             )
 
 
-def copy_postings(conn: Any, source_id: int, docs: Sequence[PostedChunk]) -> None:
-    """Write the postings of ``docs`` (chunks of the file ``source_id``) and count their terms
-    into the term statistics."""
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def copy_postings(
+    conn: Any, source_id: int, docs: Sequence[PostedChunk], *, count: bool = True
+) -> None:
+    """Write the postings of ``docs`` (chunks of the file ``source_id``) and, with ``count``,
+    count their terms into the term statistics (a bulk load recounts them at its end)."""
+    # COPY's text format built here in one piece: far cheaper than a call per row
+    lines: list[str] = []
+    for cid, tokens, _rows in docs:
+        tail = f"\t{cid}\t{source_id}\t"
+        for term, tf in Counter(tokens).items():
+            lines.append(f"{term.translate(_COPY_ESCAPES)}{tail}{tf}\t{len(tokens)}\n")
     with conn.cursor().copy(
         "COPY postings (term, chunk_id, source_id, tf, length) FROM STDIN"
     ) as copy:
-        for cid, tokens, _rows in docs:
-            for term, tf in Counter(tokens).items():
-                copy.write_row((term, cid, source_id, tf, len(tokens)))
+        copy.write("".join(lines))
+    lines = []
+    for cid, _tokens, rows in docs:
+        for ord_, sentence in enumerate(rows):
+            tail = f"\t{cid}\t{source_id}\t{ord_}\t"
+            for term, tf in Counter(sentence).items():
+                lines.append(f"{term.translate(_COPY_ESCAPES)}{tail}{tf}\t{len(sentence)}\n")
     with conn.cursor().copy(
         "COPY sentence_postings (term, chunk_id, source_id, ord, tf, length) FROM STDIN"
     ) as copy:
-        for cid, _tokens, rows in docs:
-            for ord_, sentence in enumerate(rows):
-                for term, tf in Counter(sentence).items():
-                    copy.write_row((term, cid, source_id, ord_, tf, len(sentence)))
+        copy.write("".join(lines))
+    if not count:
+        return
     # each term's document frequency per level, counted here (no read of what was written)
     chunk_df: Counter[str] = Counter()
     sentence_df: Counter[str] = Counter()
@@ -86,6 +100,25 @@ def copy_postings(conn: Any, source_id: int, docs: Sequence[PostedChunk]) -> Non
                 """,
                 (level, list(df), list(df.values())),
             )
+
+
+def recount_stats(conn: Any) -> None:
+    """Every term's document frequency and each level's rows and length, counted afresh from
+    the postings and rows (after a bulk load, which does not keep them as it goes)."""
+    conn.execute("DELETE FROM term_stats")
+    for level, table in LEVEL_TABLES:
+        conn.execute(
+            f"INSERT INTO term_stats (level, term, df) "
+            f"SELECT %s, term, count(*) FROM {table} GROUP BY term",
+            (level,),
+        )
+    for level, table in (("chunk", "chunks"), ("sentence", "sentences")):
+        conn.execute(
+            f"UPDATE level_stats SET rows = t.n, total_length = t.total FROM "
+            f"(SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM {table}) t "
+            f"WHERE level = %s",
+            (level,),
+        )
 
 
 def retokenize_chunk(

@@ -81,6 +81,7 @@ class PostgresStore:
         self.exact_below = exact_below
         self.update_timeout = update_timeout
         self.build_memory = build_memory
+        self._bulk = False  # within a bulk load (loading()): statistics are counted at its end
         migrate(url)
 
         def configure(conn: psycopg.Connection[Any]) -> None:
@@ -138,21 +139,21 @@ class PostgresStore:
 
     @contextmanager
     def loading(self) -> Iterator[None]:
-        """Into an empty index, the search indexes are built after the load (``bulk.py``)."""
+        """Into an empty index, the search indexes and term statistics are built after the
+        load (``bulk.py``)."""
         dim = self._dim
         if dim is None:  # not bound: nothing to load into
             yield
             return
-        with self._conn() as conn:
-            deferred = bulk.is_empty(conn)
-            if deferred:
-                bulk.drop_indexes(conn, dim)
+        with self._write() as conn:
+            self._bulk = bulk.begin(conn, dim)
         try:
             yield
         finally:
-            if deferred:
-                with self._conn() as conn:
-                    bulk.build_indexes(conn, dim, memory=self.build_memory)
+            if self._bulk:
+                self._bulk = False
+                with self._write() as conn:
+                    bulk.finish(conn, dim, memory=self.build_memory)
 
     def _meta(self, conn: Any, key: str) -> str | None:
         row = conn.execute("SELECT value FROM shirabe_meta WHERE key = %s", (key,)).fetchone()
@@ -191,7 +192,7 @@ class PostgresStore:
                 "SELECT NOT pg_try_advisory_xact_lock(%s) AS x", (INGEST_LOCK,)
             ).fetchone()["x"]
             if not loading:
-                bulk.build_indexes(conn, embedding_dim, memory=self.build_memory)
+                bulk.finish(conn, embedding_dim, memory=self.build_memory)
             has_chunks = conn.execute("SELECT EXISTS (SELECT 1 FROM chunks) AS x").fetchone()["x"]
         self._model, self._dim = embedding_model, embedding_dim
         if stored_tokenizer != tokenizer and has_chunks:
@@ -284,6 +285,8 @@ class PostgresStore:
         keys = [k for ic in chunks for k in ic.vector_keys]
         vectors = self.get_embeddings(model, keys) if model else {}
         with self._write() as conn:
+            if self._bulk:  # a crash loses the last files, which the next ingest adds again
+                conn.execute("SET LOCAL synchronous_commit = off")
             source_id, had = self._upsert_source(conn, source, "ok", None)
             if had:
                 self._drop_chunks(conn, source_id)
@@ -323,7 +326,7 @@ class PostgresStore:
                 sentences,
                 ("int8", "int8", "int4", "int4", "vector"),
             )
-            lexical.copy_postings(conn, source_id, docs)
+            lexical.copy_postings(conn, source_id, docs, count=not self._bulk)
             lexical.adjust_stats(
                 conn,
                 chunk=(len(docs), sum(len(d[1]) for d in docs)),
