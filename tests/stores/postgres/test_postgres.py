@@ -20,7 +20,7 @@ from shirabe.errors import ShirabeError
 from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.metrics import report
 from shirabe.evaluation.run import run, run_settings
-from shirabe.records import ScoredId
+from shirabe.records import Filters, ScoredId
 from shirabe.settings import Settings
 from shirabe.stores.postgres import lexical
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
@@ -164,5 +164,17 @@ def test_long_posting_lists_are_read_by_each_terms_best_postings(
         everything = {s.chunk_id: s.score for s in store.search_lexical(queries[2], 300)}
         assert len(pruned) == 10
         assert all(abs(everything[i] - s) < 1e-6 for i, s in scores.items())
+        # under a filter, each term's best postings are read deeper (by the share it keeps)
+        # and filtered after: the readable chunk with 特別休暇 still leads, none other is in
+        only = Filters(path_glob="3.md")
+        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        exact_only = store.search_lexical(queries[2], 50, only)
+        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 0)
+        filtered = store.search_lexical(queries[2], 10, only)
+        chunks = store.get_chunks([s.chunk_id for s in filtered])
+        assert {c.source for c in chunks.values()} == {"/d/3.md"}
+        assert filtered[0] == exact_only[0] and len(filtered) >= 5
+        exact_scores = {s.chunk_id: s.score for s in exact_only}
+        assert all(abs(exact_scores[s.chunk_id] - s.score) < 1e-6 for s in filtered)
     finally:
         store.close()

@@ -5,6 +5,7 @@ scoring query over them."""
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -227,12 +228,14 @@ def search(
         [weights[t] for t in terms]
     )
     avg_len = max(int(stats["total_length"]) / n, 1e-9)
-    where, params, _allowed = filter_sql(conn, filters, "p")
+    where, params, allowed = filter_sql(conn, filters, "p")
     if level == "chunk" and within is None and sum(frequencies.values()) > EXACT_POSTINGS:
         # long posting lists: each term's best postings give the candidates (under a filter,
         # the best it allows), and the candidates get their exact score below
         bm25 = (k1 + 1, k1 * (1 - b), k1 * b / avg_len)
-        within = _candidates(conn, terms, term_idf, bm25, where, params, max(RESCORED, 3 * k))
+        share = 1.0 if allowed is None else max(allowed, 1) / n
+        m = max(RESCORED, 3 * k)
+        within = _candidates(conn, terms, term_idf, bm25, (where, params, share), m)
         if not within:
             return []
     conditions = [where] if where else []
@@ -272,22 +275,29 @@ def _candidates(
     terms: Sequence[str],
     term_idf: np.ndarray,
     bm25: tuple[float, float, float],
-    where: str,
-    params: Sequence[Any],
+    allowed: tuple[str, Sequence[Any], float],
     m: int,
 ) -> list[int]:
     """The ``m`` chunks scoring best over each term's ``PER_TERM`` best postings (those the
     filter allows): a chunk found for a rare term, or near the top of a common one, is there;
-    its exact score comes after."""
-    extra = f" AND {where}" if where else ""
+    its exact score comes after.
+
+    ``allowed`` is the filter's condition on ``p``, its parameters and the share of chunks it
+    keeps. Each term's best postings are read in impact order, as many more as the filter
+    leaves fewer (PER_TERM / share), and filtered after: the index is walked, never sorted.
+    (With the filter inside the walk, PostgreSQL joined it to every posting of the term and
+    sorted them all: 10 times slower at 100k chunks.)"""
+    where, params, share = allowed
+    extra = f" WHERE {where}" if where else ""
     sql = (
-        "SELECT x.chunk_id, sum(q.w * x.tf * %s / (x.tf + %s + %s * x.length)) AS score "
+        "SELECT p.chunk_id, sum(q.w * p.tf * %s / (p.tf + %s + %s * p.length)) AS score "
         "FROM unnest(%s::text[], %s::float8[]) AS q(term, w) CROSS JOIN LATERAL ("
-        f"SELECT p.chunk_id, p.tf, p.length FROM postings p WHERE p.term = q.term{extra} "
-        f"ORDER BY {impact_sql('p')} DESC LIMIT %s) x "
-        "GROUP BY x.chunk_id ORDER BY score DESC, x.chunk_id LIMIT %s"
+        "SELECT b.chunk_id, b.tf, b.length, b.source_id FROM postings b WHERE b.term = q.term "
+        f"ORDER BY {impact_sql('b')} DESC LIMIT %s) p{extra} "
+        "GROUP BY p.chunk_id ORDER BY score DESC, p.chunk_id LIMIT %s"
     )
-    args = [*bm25, list(terms), [float(x) for x in term_idf], *params, PER_TERM, m]
+    per_term = math.ceil(PER_TERM / min(max(share, 1e-9), 1.0))
+    args = [*bm25, list(terms), [float(x) for x in term_idf], per_term, *params, m]
     return [int(r["chunk_id"]) for r in conn.execute(sql, args).fetchall()]
 
 
