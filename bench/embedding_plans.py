@@ -46,10 +46,7 @@ class Way:
     def embed(self, chunks: list[Chunk]) -> None:
         wanted: dict[str, str] = {}
         for chunk in chunks:
-            plan = vector_plan(chunk, sentences=True, pooled=self.pooled)
-            for at, (text, key) in enumerate(zip(plan.texts, plan.keys, strict=True)):
-                if not (at == 0 and plan.pooled):
-                    wanted[key] = text
+            wanted.update(vector_plan(chunk, sentences=True, pooled=self.pooled).embedded)
         texts = list(wanted.values())
         started = time.perf_counter()
         self.embedder.embed_passages(texts)

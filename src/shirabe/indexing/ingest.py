@@ -442,9 +442,7 @@ class Ingestor:
         cached = self._store.get_embeddings(model, [k for p in plans for k in p.keys])
         missing: dict[str, str] = {}
         for plan in plans:
-            for at, (text, key) in enumerate(zip(plan.texts, plan.keys, strict=True)):
-                if key not in cached and not (at == 0 and plan.pooled):
-                    missing[key] = text
+            missing.update((k, t) for k, t in plan.embedded.items() if k not in cached)
         new = (
             dict(zip(missing, self._embedder.embed_passages(list(missing.values())), strict=True))
             if missing

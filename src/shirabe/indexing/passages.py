@@ -66,6 +66,12 @@ class VectorPlan:
     pooled: bool
 
     @property
+    def embedded(self) -> dict[str, str]:
+        """The texts the model embeds, by key (all but a pooled chunk's own)."""
+        skip = 1 if self.pooled else 0
+        return dict(zip(self.keys[skip:], self.texts[skip:], strict=True))
+
+    @property
     def weights(self) -> list[int]:
         return [len(t) for t in self.texts[1:]] if self.pooled else []
 
