@@ -34,32 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from jsquad import DEFAULT_FILE, cached_index, retrieval_metrics
-from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.settings import Settings
 
 from common import CACHE, ROOT, percentile, write_result
-from scale import QUERIES, RandomEmbedder, sentences_and_questions, write_corpus
+from scale import QUERIES, RandomPassages, sentences_and_questions, write_corpus
 
 K = 10
-
-
-class RandomPassages:
-    """Random unit vectors for passages (as bench/scale.py), the model for questions."""
-
-    def __init__(self, model: Any) -> None:
-        self._random = RandomEmbedder()
-        self._model = model
-        self.name = f"random-passages+{model.name}"
-        self.dim = 384
-
-    def embed_passages(self, texts: Sequence[str]) -> Matrix:
-        return self._random.embed_passages(texts)
-
-    def embed_query(self, text: str) -> Vector:
-        vector: Vector = self._model.embed_query(text)
-        return vector
 
 
 def peer(python: str, files: Sequence[Path], questions: Sequence[str], vectors: str) -> Any:
