@@ -17,6 +17,7 @@ class BM25Retriever:
         self._store = store
         self.level: Level = level
         self.name = "bm25" if level == "chunk" else "bm25_sentence"
+        self.uses_vector = False
 
     def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]:
         return self._store.search_lexical(

@@ -17,6 +17,7 @@ class DenseRetriever:
         self._store = store
         self.level: Level = level
         self.name = "dense" if level == "chunk" else "dense_sentence"
+        self.uses_vector = True
 
     def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]:
         return self._store.search_dense(

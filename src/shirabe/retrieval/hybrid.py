@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import numpy as np
@@ -40,11 +41,20 @@ class HybridRetriever:
         self._candidates = candidates
         self._mmr_lambda = mmr_lambda
         self._embedder = embedder
+        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shirabe-query")
+        """Where a query's vector is computed while the lexical rankers run."""
 
     def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
-        """Chunk-level rankers find candidates; sentence-level rankers re-score their union."""
+        """Chunk-level rankers find candidates; sentence-level rankers re-score their union.
+        The query's vector is computed beside the rankers that do not need it, which run
+        first."""
         n = max(k, self._candidates)
-        first = {r.name: r.rank(query, n) for r in self._rankers if r.level == "chunk"}
+        if any(r.uses_vector for r in self._rankers):
+            query.embed_on(self._embedding)
+        chunk_level = sorted(
+            (r for r in self._rankers if r.level == "chunk"), key=lambda r: r.uses_vector
+        )
+        first = {r.name: r.rank(query, n) for r in chunk_level}
         pool = sorted({s.chunk_id for ranking in first.values() for s in ranking}) or None
         second = {
             r.name: r.rank(query, n if pool is None else len(pool), within=pool)

@@ -23,6 +23,12 @@ class Ranker(Protocol):
     @property
     def level(self) -> Level: ...
 
+    @property
+    def uses_vector(self) -> bool:
+        """Whether :meth:`rank` reads the query's vector (rankers that do not run first, while
+        the vector is computed)."""
+        ...
+
     def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]: ...
 
 
