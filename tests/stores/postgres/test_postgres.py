@@ -22,11 +22,11 @@ from shirabe.evaluation.metrics import report
 from shirabe.evaluation.run import run, run_settings
 from shirabe.records import Filters, ScoredId
 from shirabe.settings import Settings
-from shirabe.stores.postgres import lexical
+from shirabe.stores.postgres import dense, lexical
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
 from shirabe.stores.postgres.store import PostgresStore, redacted
 
-from tests.stores.test_contract import DIM, K1, MODEL, B, put_file
+from tests.stores.test_contract import DIM, K1, MODEL, B, put_file, unit
 from tests.support import ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -176,5 +176,59 @@ def test_long_posting_lists_are_read_by_each_terms_best_postings(
         assert filtered[0] == exact_only[0] and len(filtered) >= 5
         exact_scores = {s.chunk_id: s.score for s in exact_only}
         assert all(abs(exact_scores[s.chunk_id] - s.score) < 1e-6 for s in filtered)
+    finally:
+        store.close()
+
+
+def test_filtered_vector_search_reads_the_index_then_filters(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above ``exact_below``, a filter is applied to the HNSW index's nearest chunks read
+    unfiltered (as many more as the filter keeps fewer), or inside the index scan when those
+    would be too many or hold too few readable chunks. Every way gives the readable chunks
+    nearest to the query, a full k of them (300 chunks of 8 dimensions: the index is exact)."""
+    store = PostgresStore(database_url, k1=K1, b=B, exact_below=0)
+    store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+    try:
+        vectors = {}
+        for f in range(10):
+            texts = [f"文書{f} 項目{c}" for c in range(30)]
+            put_file(store, f"/d/{f}.md", texts, groups=(f"g{f}",), sentences=False)
+            vectors.update({(f"/d/{f}.md", t): unit(t) for t in texts})
+        store.optimize()
+        q = unit("問い合わせ")
+
+        def nearest(groups: int, k: int) -> list[tuple[str, str]]:
+            readable = [key for key in vectors if int(key[0][3]) < groups]
+            return sorted(readable, key=lambda key: -float(vectors[key] @ q))[:k]
+
+        def found(groups: int, k: int) -> list[tuple[str, str]]:
+            only = Filters(groups=frozenset(f"g{g}" for g in range(groups)))
+            hits = store.search_dense(q, k, only)
+            chunks = store.get_chunks([h.chunk_id for h in hits])
+            return [(chunks[h.chunk_id].source, chunks[h.chunk_id].text) for h in hits]
+
+        after = dense._filtered_after
+        filtered_after: list[bool] = []
+
+        def spy(*args: object, **kwargs: object) -> list[ScoredId] | None:
+            out = after(*args, **kwargs)  # type: ignore[arg-type]
+            filtered_after.append(out is not None)
+            return out
+
+        monkeypatch.setattr(dense, "_filtered_after", spy)
+        ways: list[dict[str, float]] = [
+            {},  # read k / share × OVERSAMPLE, filter after
+            {"MAX_FETCH": 20},  # too many to read: the filter goes inside the scan
+            {"OVERSAMPLE": 0.2},  # too few readable among those read: inside the scan
+        ]
+        for way in ways:
+            with monkeypatch.context() as patched:
+                for name, value in way.items():
+                    patched.setattr(dense, name, value)
+                filtered_after.clear()
+                for groups in (9, 5, 1):
+                    assert found(groups, 20) == nearest(groups, 20), (way, groups)
+                assert filtered_after[:2] == ([True, True] if not way else [False, False])
     finally:
         store.close()

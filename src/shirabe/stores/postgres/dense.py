@@ -1,9 +1,16 @@
 """Vector search in pgvector: an HNSW cosine index over chunk vectors, and exact scans instead
 when a filter leaves few enough chunks (so a filtered search ranks among the readable chunks
-only), when candidates are re-scored, and at sentence level (which has no index)."""
+only), when candidates are re-scored, and at sentence level (which has no index).
+
+A filter that leaves many chunks is applied after the index: the index's nearest
+``k / share`` chunks (and some to spare) are read unfiltered and the readable ones kept, which
+are then exactly the readable chunks nearest by the index. Only when that leaves fewer than
+``k`` does the filter go inside the index scan (iterative scans), which at 100k chunks costs
+75-95 ms a search against 9-13 ms (bench/postgres.py, 90% of the files readable)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,6 +20,13 @@ from shirabe.embedders.protocol import Vector
 from shirabe.records import Filters, ScoredId
 from shirabe.stores.postgres.filters import filter_sql
 from shirabe.stores.protocol import Level
+
+OVERSAMPLE = 1.25
+"""How many more of the index's nearest chunks than ``k / share`` a filtered search reads."""
+
+MAX_FETCH = 1000
+"""The most chunks read before filtering (pgvector's largest ``hnsw.ef_search``); a filter
+leaving a smaller share goes inside the scan."""
 
 
 def text_vector(vector: Vector) -> str:
@@ -70,6 +84,11 @@ def search(
         hnsw_settings(conn, max(ef_search, k))
         distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
     where_sql = " AND ".join(conditions)
+    if level == "chunk" and not exact and allowed is not None:
+        found = _filtered_after(conn, q, k, (where, params, allowed), dim, ef_search)
+        if found is not None:
+            return found
+        hnsw_settings(conn, max(ef_search, k))
     if level == "chunk":
         # the index orders by distance alone; exact scans also break ties by id
         order = "distance" if not exact else "distance, x.chunk_id"
@@ -83,4 +102,37 @@ def search(
             f"WHERE {where_sql} GROUP BY x.chunk_id ORDER BY distance, x.chunk_id LIMIT %s"
         )
     rows = conn.execute(sql, [q, *params, k]).fetchall()
+    return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
+
+
+def _filtered_after(
+    conn: Any,
+    q: str,
+    k: int,
+    allowed: tuple[str, Sequence[Any], int],
+    dim: int,
+    ef_search: int,
+) -> list[ScoredId] | None:
+    """The ``k`` readable chunks nearest by the HNSW index, read from its unfiltered nearest
+    ``k / share × OVERSAMPLE``; None when those hold fewer than ``k`` readable ones (or the
+    share is too small to read enough), so the caller filters inside the scan instead."""
+    where, params, chunks = allowed
+    total = conn.execute("SELECT rows FROM level_stats WHERE level = 'chunk'").fetchone()
+    n = int(total["rows"]) if total else 0
+    if n <= 0 or chunks <= 0:
+        return None
+    fetch = math.ceil(k * n / chunks * OVERSAMPLE) + 10
+    if fetch > MAX_FETCH:
+        return None
+    hnsw_settings(conn, max(ef_search, fetch))
+    distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
+    # MATERIALIZED: the index scan runs alone (the planner would otherwise push the filter in)
+    sql = (
+        f"WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, {distance} AS distance "
+        "FROM chunk_vectors x ORDER BY distance LIMIT %s) "
+        f"SELECT x.chunk_id, x.distance FROM x WHERE {where} ORDER BY x.distance LIMIT %s"
+    )
+    rows = conn.execute(sql, [q, fetch, *params, k]).fetchall()
+    if len(rows) < k and fetch < n:
+        return None
     return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]

@@ -238,6 +238,7 @@ def search(
         within = _candidates(conn, terms, term_idf, bm25, (where, params, share), m)
         if not within:
             return []
+        where, params = "", []  # the candidates are all allowed: no filter twice
     conditions = [where] if where else []
     if within is not None:
         conditions.append("p.chunk_id = ANY(%s)")
