@@ -38,7 +38,7 @@ from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.settings import Settings
 
-from common import CACHE, ROOT, percentile, write_result
+from common import CACHE, ROOT, percentile, write_sizes
 from scale import QUERIES, RandomPassages, sentences_and_questions, write_corpus
 
 K = 10
@@ -169,7 +169,7 @@ def main() -> None:
                 f"R@5 {ours['R@5']:.3f} vs {theirs['R@5']:.3f}"
             )
         print(line, flush=True)
-    path = write_result("peers", {"k": K, "results": results, "note": "see the docstring"})
+    path = write_sizes("peers", {"k": K, "note": "see the docstring"}, results)
     print(f"wrote {path}")
 
 

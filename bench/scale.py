@@ -35,7 +35,7 @@ from shirabe.records import Filters
 from shirabe.settings import Settings
 from shirabe.text.sentences import split_sentences
 
-from common import CACHE, SHARED, peak_rss_mb, percentile, write_result
+from common import CACHE, SHARED, peak_rss_mb, percentile, write_sizes
 
 CHUNKS_PER_FILE = 100
 QUERIES = 300
@@ -252,8 +252,10 @@ def run(
     build = time.perf_counter() - started
     chunks = app.status().chunks
     rss_after_build = peak_rss_mb()
+    print(f"built {chunks} chunks in {build:.1f} s", flush=True)
 
     timings = timed_cases(app, questions)
+    print(f"searches: {json.dumps(timings)}", flush=True)
 
     target = files[len(files) // 2]
     target.write_text(target.read_text("utf-8") + "\n## 追記\n\n変更された段落です。\n", "utf-8")
@@ -266,7 +268,7 @@ def run(
     app.ingest([corpus])
     folder_rescan = time.perf_counter() - t0
     hits = app.search("二度目の変更です", k=3)
-    assert hits and "二度目" in hits[0].chunk.text
+    assert any("二度目" in h.chunk.text for h in hits), [h.chunk.text for h in hits]
     app.close()
     return {
         "chunks": chunks,
@@ -292,7 +294,7 @@ def main() -> None:
         print(f"vectors: {embedder.name}")
         results[str(size)] = run(size, embedder, sentences, questions)
         print(f"{size:>7} chunks target: {json.dumps(results[str(size)])}", flush=True)
-    path = write_result("scale", {"embedder": embedder.name, "results": results})
+    path = write_sizes(f"scale-{args.embedder}", {"vectors": embedder.name}, results)
     print(f"wrote {path}")
 
 
