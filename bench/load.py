@@ -9,6 +9,14 @@ after another. A few seconds in, ``--new-files`` generated documents are added t
 and POST /api/reindex ingests them while the clients keep asking. Prints errors (any non-200
 or transport error), requests/s, latency p50/p95 overall and during the ingest, and the
 ingest's own time. Results also go to bench/results/load.json.
+
+    python bench/load.py --scaled 100000 [--database URL] [--clients 16] [--seconds 60]
+
+serves instead the 100k-chunk index that ``bench/scale.py --embedder means`` (embedded) or
+``bench/postgres.py --embedder means --keep`` (PostgreSQL, with ``--database`` its kept
+database) built, through bench/scaled_server.py, to a user reading 9 of its 10 departments, with
+JSQuAD questions and no ingest. Both runs print the server's resident memory after start-up
+and its peak; results go to bench/results/load-scaled-STORE.json.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +39,7 @@ import yaml
 from shirabe.server.process import free_port, running
 
 from common import ROOT, percentile, write_result
+from scale import sentences_and_questions
 
 SAMPLE = ROOT / "sample_docs"
 CASES = ROOT / "eval" / "sample_docs.yaml"
@@ -74,27 +84,45 @@ async def client(
         log.append({"start": started, "seconds": time.monotonic() - started, "error": error})
 
 
-async def run(base: str, token: str, args: argparse.Namespace, docs: Path) -> dict[str, Any]:
-    asked = questions()
+def memory_mb(pid: int) -> dict[str, float]:
+    """A process's resident memory now and at its peak (Linux)."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            found["rss_mb" if name == "VmRSS" else "peak_rss_mb"] = int(value.split()[0]) / 1024
+    return {k: round(v, 0) for k, v in found.items()}
+
+
+async def run(
+    base: str, token: str, args: argparse.Namespace, docs: Path | None, asked: list[str]
+) -> dict[str, Any]:
     log: list[dict[str, Any]] = []
     limits = httpx.Limits(max_connections=args.clients + 2)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+    # the sample run's clients are anonymous; at scale they are the user the token names
+    headers = {"Authorization": f"Bearer {token}"} if docs is None else {}
+    async with httpx.AsyncClient(
+        base_url=base, timeout=120, limits=limits, headers=headers
+    ) as http:
         started = time.monotonic()
         deadline = started + args.seconds
         clients = [
             asyncio.create_task(client(http, asked, deadline, seed, log))
             for seed in range(args.clients)
         ]
-        await asyncio.sleep(min(5.0, args.seconds / 6))
-        new_documents(docs / "負荷試験", args.new_files)
-        ingest_started = time.monotonic()
-        response = await http.post(
-            "/api/reindex", headers={"Authorization": f"Bearer {token}"}, timeout=3600
-        )
-        ingest_ended = time.monotonic()
-        reindex = response.json()
-        if response.status_code != 200:
-            print(f"reindex: HTTP {response.status_code} {response.text[:500]}")
+        ingest_started = ingest_ended = started
+        status, reindex = None, {}
+        if docs is not None:
+            await asyncio.sleep(min(5.0, args.seconds / 6))
+            new_documents(docs / "負荷試験", args.new_files)
+            ingest_started = time.monotonic()
+            response = await http.post(
+                "/api/reindex", headers={"Authorization": f"Bearer {token}"}, timeout=3600
+            )
+            ingest_ended = time.monotonic()
+            status, reindex = response.status_code, response.json()
+            if response.status_code != 200:
+                print(f"reindex: HTTP {response.status_code} {response.text[:500]}")
         await asyncio.gather(*clients)
     during = [r for r in log if ingest_started <= r["start"] < ingest_ended]
     asking = max(r["start"] + r["seconds"] for r in log) - started  # the clients' window
@@ -118,20 +146,15 @@ async def run(base: str, token: str, args: argparse.Namespace, docs: Path) -> di
             else None,
         },
         "ingest": {
-            "status": response.status_code,
+            "status": status,
             "seconds": round(ingest_ended - ingest_started, 1),
             "counts": reindex.get("counts"),
         },
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--new-files", type=int, default=300)
-    args = parser.parse_args()
-
+def sample(args: argparse.Namespace) -> dict[str, Any]:
+    """``shirabe serve`` on a copy of sample_docs, with an ingest while the clients ask."""
     with tempfile.TemporaryDirectory(prefix="shirabe-load-") as tmp:
         work = Path(tmp)
         docs = work / "sample_docs"
@@ -149,18 +172,66 @@ def main() -> None:
         port = free_port()
         command = [*shirabe, "serve", str(docs), "--index", str(index), "--port", str(port),
                    "--anonymous", "on"]  # fmt: skip
-        base = f"http://127.0.0.1:{port}"
-        log = work / "server.log"
-        try:
-            with running(command, f"{base}/healthz", log=log):
-                result = asyncio.run(run(base, token, args, docs))
-        finally:
-            errors = log.read_text(errors="replace")
-            if "Traceback" in errors:
-                print(f"server log:\n{errors[-3000:]}")
+        return serve(command, port, work / "server.log", args, lambda: token, docs, questions())
+
+
+def scaled(args: argparse.Namespace) -> dict[str, Any]:
+    """bench/scaled_server.py on the index of bench/scale.py or bench/postgres.py."""
+    _sentences, all_questions = sentences_and_questions()
+    asked = random.Random(13).sample(all_questions, 1000)
+    with tempfile.TemporaryDirectory(prefix="shirabe-load-") as tmp:
+        work = Path(tmp)
+        port = free_port()
+        token = work / "token"
+        command = [sys.executable, str(ROOT / "bench" / "scaled_server.py"), str(args.scaled),
+                   str(port), str(token)]  # fmt: skip
+        if args.database:
+            command += ["--database", args.database]
+        return serve(command, port, work / "server.log", args, token.read_text, None, asked)
+
+
+def serve(
+    command: list[str],
+    port: int,
+    log: Path,
+    args: argparse.Namespace,
+    token: Callable[[], str],
+    docs: Path | None,
+    asked: list[str],
+) -> dict[str, Any]:
+    base = f"http://127.0.0.1:{port}"
+    try:
+        with running(command, f"{base}/healthz", log=log, timeout=900) as process:
+            started = memory_mb(process.pid)
+            result = asyncio.run(run(base, token(), args, docs, asked))
+            result["server_memory"] = {
+                "after_start_mb": started["rss_mb"],
+                **memory_mb(process.pid),
+            }
+    finally:
+        errors = log.read_text(errors="replace")
+        if "Traceback" in errors:
+            print(f"server log:\n{errors[-3000:]}")
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--new-files", type=int, default=300)
+    parser.add_argument("--scaled", type=int, help="chunks of the bench index to serve")
+    parser.add_argument("--database", help="with --scaled: bench/postgres.py's kept database")
+    args = parser.parse_args()
+    if args.scaled:
+        result = scaled(args)
+        name = f"load-scaled-{'postgres' if args.database else 'embedded'}"
+    else:
+        result = sample(args)
+        name = "load"
     for key, value in result.items():
         print(f"{key}: {value}")
-    print(f"wrote {write_result('load', result)}")
+    print(f"wrote {write_result(name, result)}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ from scale import (
     write_corpus,
 )
 
-EF_SEARCH = (40, 100, 200)
+EF_SEARCH = (40, 100, 128, 200)
 
 
 def exact_top(matrix: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> set[int]:
@@ -57,6 +57,7 @@ def recall(store: PostgresStore, queries: list[Vector], k: int = 10) -> dict[str
     matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
     truth = [exact_top(matrix, ids, q, k) for q in queries]
     out: dict[str, float] = {}
+    default = store.ef_search
     for ef in EF_SEARCH:
         store.ef_search = ef
         found, latencies = [], []
@@ -69,7 +70,7 @@ def recall(store: PostgresStore, queries: list[Vector], k: int = 10) -> dict[str
             float(np.mean([len(f & t) / k for f, t in zip(found, truth, strict=True)])), 4
         )
         out[f"dense p50 ms ef_search={ef}"] = round(1000 * percentile(latencies, 50), 1)
-    store.ef_search = 100
+    store.ef_search = default
     return out
 
 

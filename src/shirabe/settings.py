@@ -48,7 +48,11 @@ class Settings(BaseSettings):
     )
     database_pool_size: int = Field(default=8, ge=1, description="Connections per process.")
     hnsw_ef_search: int = Field(
-        default=100, ge=1, description="HNSW candidate list size per dense search (PostgreSQL)."
+        default=128,
+        ge=1,
+        le=1000,
+        description="HNSW candidate list size per dense search (PostgreSQL; pgvector allows "
+        "1-1000).",
     )
     exact_search_below: int = Field(
         default=20_000,

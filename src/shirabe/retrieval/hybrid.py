@@ -17,6 +17,10 @@ from shirabe.retrieval.protocol import Ranker
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
 
+BESIDE = 16
+"""Searches at once whose vector rankers run beside their lexical ones; more wait for a
+thread."""
+
 
 class HybridRetriever:
     """Each ranker hands ``candidates`` ids to the fusion; the fused top ``k`` become hits."""
@@ -41,20 +45,27 @@ class HybridRetriever:
         self._candidates = candidates
         self._mmr_lambda = mmr_lambda
         self._embedder = embedder
-        self._embedding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shirabe-query")
-        """Where a query's vector is computed while the lexical rankers run."""
+        self._beside = ThreadPoolExecutor(max_workers=BESIDE, thread_name_prefix="shirabe-query")
+        """Where the query's vector is computed and the rankers that need it run, while the
+        lexical rankers run on the caller's thread (one thread a search, for concurrent
+        searches in a server)."""
 
     def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
         """Chunk-level rankers find candidates; sentence-level rankers re-score their union.
-        The query's vector is computed beside the rankers that do not need it, which run
-        first."""
+        The chunk-level rankers that need the query's vector compute it and run on a thread
+        of their own, beside those that do not: the model and a database search run outside
+        the interpreter's lock, so each takes a core."""
         n = max(k, self._candidates)
-        if any(r.uses_vector for r in self._rankers):
-            query.embed_on(self._embedding)
-        chunk_level = sorted(
-            (r for r in self._rankers if r.level == "chunk"), key=lambda r: r.uses_vector
+        chunk_level = [r for r in self._rankers if r.level == "chunk"]
+        by_vector = [r for r in chunk_level if r.uses_vector]
+        beside = (
+            self._beside.submit(lambda: {r.name: r.rank(query, n) for r in by_vector})
+            if by_vector
+            else None
         )
-        first = {r.name: r.rank(query, n) for r in chunk_level}
+        first = {r.name: r.rank(query, n) for r in chunk_level if not r.uses_vector}
+        if beside is not None:
+            first |= beside.result()
         pool = sorted({s.chunk_id for ranking in first.values() for s in ranking}) or None
         second = {
             r.name: r.rank(query, n if pool is None else len(pool), within=pool)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import Executor, Future
 from functools import cached_property
 
 from shirabe.embedders.protocol import Embedder, Vector
@@ -33,9 +32,7 @@ class Query:
         """Spellings of official names found in the text (normalised), see shirabe.entities."""
         self._tokenizer = tokenizer
         self._embedder = embedder
-        self._pending: Future[Vector] | None = None
-        if vector is not None:
-            self.__dict__["vector"] = vector
+        self._vector = vector
 
     @cached_property
     def tokens(self) -> list[str]:
@@ -64,18 +61,14 @@ class Query:
     def term_weights(self) -> dict[str, float]:
         return query_weights(self.tokens)
 
-    def embed_on(self, pool: Executor) -> None:
-        """Start computing :attr:`vector` on ``pool``, so that work which does not need it
-        (lexical search) runs meanwhile: the model runs outside the interpreter's lock, on the
-        other core. :attr:`vector` then waits for the result (or its error)."""
-        if "vector" not in self.__dict__ and self._pending is None:
-            self._pending = pool.submit(self._embedder.embed_query, self.text)
-
-    @cached_property
+    @property
     def vector(self) -> Vector:
-        if self._pending is not None:
-            return self._pending.result()
-        return self._embedder.embed_query(self.text)
+        """The question's vector, computed once. (Not a cached_property: before Python 3.12
+        that holds one lock for every instance, so concurrent searches would embed their
+        questions one after another.)"""
+        if self._vector is None:
+            self._vector = self._embedder.embed_query(self.text)
+        return self._vector
 
     def tokenize(self, text: str) -> list[str]:
         return self._tokenizer.tokenize(text)

@@ -61,7 +61,7 @@ class PostgresStore:
         k1: float = 1.2,
         b: float = 0.75,
         pool_size: int = 8,
-        ef_search: int = 100,
+        ef_search: int = 128,
         exact_below: int = 20_000,
         read_url: str | None = None,
         update_timeout: float = UPDATE_TIMEOUT,
