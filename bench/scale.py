@@ -9,9 +9,9 @@ of the bundled model's vectors of the sentences a passage holds (``means``: real
 without embedding 100k chunks), or come from the fast Universal Sentence Encoder; the output says
 which. Except with ``use``, questions are embedded by the bundled model. Query latency is that of
 ``Shirabe.search``: the query embedding, tokenising, all four retrievers, fusion and loading the
-hit chunks. An access map gives each file
-one of ten groups, so readers of 1, 5 and 9 groups see 10%, 50% and 90% of the documents; each
-case asks its own questions, so no query vector comes from the model's cache.
+hit chunks. An access map gives each file one of ten groups, so readers of 1, 5 and 9 groups see
+10%, 50% and 90% of the documents; each case asks its own questions, so no query vector comes
+from the model's cache (except in the case that asks the unfiltered questions again on purpose).
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ class Ranker(Protocol):
 
     @property
     def uses_vector(self) -> bool:
-        """Whether :meth:`rank` reads the query's vector (rankers that do not run first, while
-        the vector is computed)."""
+        """Whether :meth:`rank` reads the query's vector (such rankers run on a thread of their
+        own, where the vector is computed, beside those that do not)."""
         ...
 
     def rank(self, query: Query, k: int, within: Sequence[int] | None = None) -> list[ScoredId]: ...

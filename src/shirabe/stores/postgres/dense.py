@@ -80,15 +80,14 @@ def search(
     if exact:
         # every allowed row scored: no index, the true top k
         distance = "x.embedding <=> %s::vector"
-    else:
-        hnsw_settings(conn, max(ef_search, k))
+    else:  # chunk level, through the index
         distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
-    where_sql = " AND ".join(conditions)
-    if level == "chunk" and not exact and allowed is not None:
-        found = _filtered_after(conn, q, k, (where, params, allowed), dim, ef_search)
-        if found is not None:
-            return found
+        if allowed is not None:
+            found = _filtered_after(conn, q, k, (where, params, allowed), distance, ef_search)
+            if found is not None:
+                return found
         hnsw_settings(conn, max(ef_search, k))
+    where_sql = " AND ".join(conditions)
     if level == "chunk":
         # the index orders by distance alone; exact scans also break ties by id
         order = "distance" if not exact else "distance, x.chunk_id"
@@ -110,7 +109,7 @@ def _filtered_after(
     q: str,
     k: int,
     allowed: tuple[str, Sequence[Any], int],
-    dim: int,
+    distance: str,
     ef_search: int,
 ) -> list[ScoredId] | None:
     """The ``k`` readable chunks nearest by the HNSW index, read from its unfiltered nearest
@@ -125,7 +124,6 @@ def _filtered_after(
     if fetch > MAX_FETCH:
         return None
     hnsw_settings(conn, max(ef_search, fetch))
-    distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
     # MATERIALIZED: the index scan runs alone (the planner would otherwise push the filter in)
     sql = (
         f"WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, {distance} AS distance "
