@@ -27,6 +27,7 @@ from shirabe.server.routes import (
     audit,
     conversations,
     documents,
+    openai,
     pages,
     status,
 )
@@ -56,7 +57,7 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     app.state.server = Server(shirabe, [r.resolve() for r in roots or []], uploads)
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
-    routers = (pages, status, answers, conversations, documents, audit, admin)
+    routers = (pages, status, answers, conversations, documents, audit, admin, openai)
     for module in routers:
         app.include_router(module.router)
     return app

@@ -179,12 +179,12 @@ async def ask_stream(
         finally:
             # on a hang-up this runs cancelled, so no awaiting: closing the generator ends
             # the model's stream at once (the worker thread is idle by now)
-            _close(events)
+            close_events(events)
 
     return EventSourceResponse(send(), ping=15)
 
 
-def _close(events: Iterator[GenerationEvent]) -> None:
+def close_events(events: Iterator[GenerationEvent]) -> None:
     close = getattr(events, "close", None)
     if callable(close):
         try:
