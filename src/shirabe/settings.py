@@ -229,6 +229,17 @@ class Settings(BaseSettings):
     max_conversation_turns: int = Field(
         default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
     )
+    document_text_chars: int = Field(
+        default=100_000,
+        ge=1000,
+        description="The most characters of a document's text one MCP get_document call or "
+        "document resource returns (the rest is cut, and said so).",
+    )
+    mcp_user: str | None = Field(
+        default=None,
+        description="The user `shirabe mcp` (stdio) reads as; without one, public documents "
+        "only, and only when anonymous access is not off.",
+    )
     host: str = Field(default="127.0.0.1", description="Address `shirabe serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535)
 

@@ -4,11 +4,7 @@ follow-ups, shirabe's tokens and what each user may read."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -16,9 +12,7 @@ from dataclasses import dataclass
 import openai
 import pytest
 
-from shirabe.server.process import free_port, running
-
-from tests.support import SAMPLE_DOCS
+from tests.server.served import sample_server
 
 pytestmark = pytest.mark.slow
 
@@ -34,38 +28,16 @@ class Running:
         return self.clients[user]
 
 
-def cli(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True,
-        env=env,
-    )  # fmt: skip
-    return done.stdout.strip()
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
-    base = tmp_path_factory.mktemp("openai")
-    docs, home = base / "docs", base / "index"
-    shutil.copytree(SAMPLE_DOCS, docs)
-    access = base / "access.yaml"
-    access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    env = dict(os.environ, SHIRABE_ACCESS_MAP=str(access), SHIRABE_ANONYMOUS="off")
-    cli("ingest", str(docs), "--index", str(home), env=env)
-    tokens = {}
-    for user, group in (("hr_user", "hr"), ("sales_user", "sales")):
-        cli("users", "add", user, "--group", group, "--index", str(home), env=env)
-        tokens[user] = cli("tokens", "create", user, "--index", str(home), env=env)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "shirabe", "serve", "--index", str(home), "--port", str(port)]
-    with running(command, f"{url}/healthz", log=base / "serve.log", env=env), ExitStack() as stack:
+    with sample_server(tmp_path_factory.mktemp("openai")) as served, ExitStack() as stack:
         clients = {
             user: stack.enter_context(
-                openai.OpenAI(base_url=f"{url}/v1", api_key=token, timeout=120)
+                openai.OpenAI(base_url=f"{served.url}/v1", api_key=token, timeout=120)
             )
-            for user, token in tokens.items()
+            for user, token in served.tokens.items()
         }
-        yield Running(url, clients)
+        yield Running(served.url, clients)
 
 
 def ask(client: openai.OpenAI, *messages: str) -> str:

@@ -5,7 +5,6 @@ other, a deleted one is gone from both, and both serve while one ingests."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -17,17 +16,11 @@ import pytest
 
 from shirabe.server.process import free_port, running
 
+from tests.server.served import cli
+
 pytestmark = pytest.mark.slow
 
 QUESTION = "社員食堂の営業時間は？"
-
-
-def cli(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "shirabe", *args], capture_output=True, text=True, check=True,
-        env=env,
-    )  # fmt: skip
-    return done.stdout.strip()
 
 
 @pytest.fixture(

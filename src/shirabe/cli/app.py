@@ -28,6 +28,7 @@ app.command()(index.audit)
 app.command("eval")(evaluate.eval_cases)
 app.command("batch")(evaluate.batch_answer)
 app.command()(serve.serve)
+app.command()(serve.mcp)
 
 users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")
 users_app.command("add")(accounts.users_add)

@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from shirabe.cli.options import IndexOption, ModelOptions, errors, make_settings, with_options
+from shirabe.cli.options import (
+    IndexOption,
+    ModelOptions,
+    errors,
+    make_settings,
+    opened,
+    with_options,
+)
 from shirabe.cli.progress import ingest_with_progress
 from shirabe.cli.render import err, print_report
 from shirabe.engine import Shirabe
@@ -44,3 +51,34 @@ def serve(
         api = create_app(shirabe, roots=folders or [])
         err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
         uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
+
+
+@with_options
+def mcp(
+    index: IndexOption = None,
+    user: Annotated[
+        str | None,
+        typer.Option("--user", help="Read as this user, with their groups (SHIRABE_MCP_USER)."),
+    ] = None,
+    *,
+    model: ModelOptions,
+) -> None:
+    """Serve the Model Context Protocol over stdio, for AI assistants and editors (their
+    configuration runs this command); over HTTP, `serve` offers the same at /mcp."""
+    with errors(), opened(make_settings(model, index=index, mcp_user=user)) as shirabe:
+        from shirabe.access.map import Reader
+        from shirabe.server.deps import Principal, Server
+        from shirabe.server.mcp import create_mcp, fixed_caller
+
+        name = shirabe.settings.mcp_user
+        if name:
+            who = Principal(name, shirabe.accounts.get_user(name).reader)
+        elif shirabe.settings.anonymous != "off":  # stdio is this machine
+            who = Principal(None, Reader())
+        else:
+            raise typer.BadParameter(
+                "name the user to read as (--user or SHIRABE_MCP_USER), or allow anonymous "
+                "access to public documents (SHIRABE_ANONYMOUS=localhost)",
+                param_hint="--user",
+            )
+        create_mcp(Server(shirabe, [], shirabe.uploads), fixed_caller(who)).run("stdio")

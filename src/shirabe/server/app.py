@@ -15,12 +15,14 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 from swagger_ui_bundle import swagger_ui_path
 
 from shirabe.engine import Shirabe
 from shirabe.errors import IndexBusyError
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
+from shirabe.server.mcp import Authenticated, create_mcp, http_caller
 from shirabe.server.routes import (
     admin,
     answers,
@@ -34,16 +36,25 @@ from shirabe.server.routes import (
 
 logger = logging.getLogger(__name__)
 
+MCP_PATH = "/mcp"
+
 
 def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     """The API over ``shirabe``; ``roots`` are the folders it serves (paths are shown
     relative to them, and ``/api/reindex`` ingests them again)."""
     uploads = shirabe.uploads
 
+    served = Server(shirabe, [r.resolve() for r in roots or []], uploads)
+    mcp = create_mcp(served, http_caller(served))
+    mcp_app = mcp.streamable_http_app(
+        stateless_http=True, json_response=True, host=shirabe.settings.host
+    )
+
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(_warm_up, shirabe, uploads)
-        yield
+        async with mcp.session_manager.run():
+            yield
         shirabe.close()
 
     app = FastAPI(
@@ -54,12 +65,19 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
         docs_url=None,  # served by the pages router from local files: it works offline
         redoc_url=None,
     )
-    app.state.server = Server(shirabe, [r.resolve() for r in roots or []], uploads)
+    app.state.server = served
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
     routers = (pages, status, answers, conversations, documents, audit, admin, openai)
     for module in routers:
         app.include_router(module.router)
+    # the Model Context Protocol (streamable HTTP), for the bearer tokens of the API
+    mcp_route = next(r for r in mcp_app.routes if isinstance(r, Route) and r.path == MCP_PATH)
+    app.router.routes.append(
+        Route(
+            MCP_PATH, Authenticated(mcp_route.endpoint, served), methods=["GET", "POST", "DELETE"]
+        )
+    )
     return app
 
 

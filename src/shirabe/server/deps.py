@@ -16,7 +16,7 @@ from fastapi import Depends, Request
 
 from shirabe.access.map import Reader, restrict
 from shirabe.engine import Shirabe
-from shirabe.indexing.tags import groups_of
+from shirabe.indexing.tags import CATEGORY, groups_of
 from shirabe.records import Filters, SourceInfo
 from shirabe.server.errors import ApiError
 
@@ -69,6 +69,18 @@ class Server:
         sources = self.shirabe.store.list_sources()
         return [s for s in sources if who.reader.may_read(groups_of(s))]
 
+    def categories(
+        self, who: Principal, readable: list[SourceInfo] | None = None
+    ) -> dict[str, int]:
+        """The categories of the documents ``who`` may read (``readable``, when known), with
+        their files."""
+        counts: dict[str, int] = {}
+        for s in self.readable(who) if readable is None else readable:
+            name = s.metadata.get(CATEGORY)
+            if s.status == "ok" and name:
+                counts[name] = counts.get(name, 0) + 1
+        return dict(sorted(counts.items()))
+
     def scope(self, who: Principal, categories: list[str] | None) -> Filters | None:
         """Filters for a search by ``who``: the categories asked for, within what they may
         read."""
@@ -84,10 +96,15 @@ def server(request: Request) -> Server:
 
 def principal(request: Request) -> Principal:
     """The caller, from the bearer token; anonymous only where the settings allow it."""
-    shirabe = server(request).shirabe
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    if header:
+    host = request.client.host if request.client else ""
+    return principal_of(server(request).shirabe, request.headers.get("authorization", ""), host)
+
+
+def principal_of(shirabe: Shirabe, authorization: str, host: str) -> Principal:
+    """Who sends ``authorization`` (a request's header) from ``host``: the user of its bearer
+    token, or anonymous where the settings allow it (:class:`ApiError` 401 otherwise)."""
+    scheme, _, token = authorization.partition(" ")
+    if authorization:
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "unauthorized", "use 'Authorization: Bearer <token>'")
         user = shirabe.accounts.authenticate(token.strip())
@@ -95,7 +112,6 @@ def principal(request: Request) -> Principal:
             raise ApiError(401, "unauthorized", "unknown or revoked token")
         return Principal(user.name, user.reader)
     anonymous = shirabe.settings.anonymous
-    host = request.client.host if request.client else ""
     if anonymous == "on" or (anonymous == "localhost" and host in LOCAL_HOSTS):
         return Principal(None, Reader())
     raise ApiError(401, "unauthorized", "sign in with an API token")

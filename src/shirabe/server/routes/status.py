@@ -37,17 +37,13 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
     shirabe = server.shirabe
     sources = server.readable(who)
     ok = [s for s in sources if s.status == "ok"]
-    categories: dict[str, int] = {}
-    for s in ok:
-        name = s.metadata.get(CATEGORY)
-        if name:
-            categories[name] = categories.get(name, 0) + 1
+    categories = server.categories(who, sources)
     index = shirabe.store.status()
     return {
         "files": len(ok),
         "chunks": sum(s.chunks for s in ok),
         "failed": len(sources) - len(ok),
-        "categories": [{"name": k, "files": v} for k, v in sorted(categories.items())],
+        "categories": [{"name": k, "files": v} for k, v in categories.items()],
         "embedding_model": index.embedding_model,
         # the counts of the last run are index-wide: admins only
         "last_ingest": index.last_ingest if who.admin else _when(index.last_ingest),
