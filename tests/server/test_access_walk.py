@@ -7,7 +7,8 @@ upload (new, replacing, refused) and leave by deletion; between those, files on 
 edited, created, renamed, moved between folders and deleted, and the access map changes (a
 server restart, which re-tags uploads; folders are re-tagged by the next ingest that covers
 them). Six users of different groups search, ask, stream, list, read documents and citations,
-and read the status and the audit log. Every marker a response holds must belong to an indexed
+and read the status and the audit log, through the API, the OpenAI-compatible endpoint and
+the MCP tools and resources. Every marker a response holds must belong to an indexed
 document the user may read (zero leaks, and no stale text), and lists, counts and status codes
 must equal the model's.
 """
@@ -129,6 +130,20 @@ class World:
 
     def headers(self, user: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[user]}"}
+
+    def mcp(self, user: str, method: str, params: dict[str, Any]) -> Any:
+        """One JSON-RPC request to ``/mcp`` (stateless streamable HTTP), as ``user``."""
+        headers = self.headers(user) | {
+            "Accept": "application/json, text/event-stream",
+            "Host": "127.0.0.1:8000",  # the server's own address (DNS rebinding protection)
+        }
+        body = {"jsonrpc": "2.0", "id": self.counter, "method": method, "params": params}
+        response = self.api.post("/mcp", json=body, headers=headers)
+        assert response.status_code == 200, response.text
+        return response
+
+    def tool(self, user: str, name: str, **arguments: Any) -> Any:
+        return self.mcp(user, "tools/call", {"name": name, "arguments": arguments})
 
     def text(self, topic: str) -> tuple[int, str]:
         self.counter += 1
@@ -475,6 +490,61 @@ def admin_view(w: World, user: str) -> Any:
     return response
 
 
+def mcp_search(w: World, user: str) -> Any:
+    query = f"{w.rng.choice(TOPICS)}の申請 担当者コード"
+    response = w.tool(user, "search", query=query, k=10)
+    assert not response.json()["result"]["isError"], response.text
+    return response
+
+
+def mcp_ask(w: World, user: str) -> Any:
+    question = f"{w.rng.choice(TOPICS)}の担当者コードは？"
+    response = w.tool(user, "ask", question=question)
+    assert not response.json()["result"]["isError"], response.text
+    return response
+
+
+def mcp_document(w: World, user: str) -> Any:
+    """A document by id (as a tool or as a resource) or by path: found only when readable."""
+    ids = document_ids(w)
+    key = w.rng.choice(sorted(ids))
+    entry = w.index[key]
+    way = w.rng.choice(["id", "path", "resource"])
+    if way == "resource":
+        response = w.mcp(user, "resources/read", {"uri": f"shirabe://documents/{ids[key]}"})
+        opened = "result" in response.json()
+    else:
+        document = str(ids[key]) if way == "id" else shown(key)
+        response = w.tool(user, "get_document", document=document)
+        opened = not response.json()["result"]["isError"]
+    assert opened == (entry.marker is not None and may_read(user, entry.groups)), response.text
+    return response
+
+
+def mcp_categories(w: World, user: str) -> Any:
+    response = w.tool(user, "list_categories")
+    listed = response.json()["result"]["structuredContent"]["categories"]
+    readable = [k for k, e in w.readable(user).items() if e.marker is not None]
+    assert sum(c["files"] for c in listed) == len(readable), (user, listed, readable)
+    return response
+
+
+def openai_chat(w: World, user: str) -> Any:
+    stream = w.rng.random() < 0.5
+    body = {
+        "model": "shirabe",
+        "stream": stream,
+        "messages": [
+            {"role": "user", "content": f"{w.rng.choice(TOPICS)}の申請方法は？"},
+            {"role": "assistant", "content": "所定の様式で行います。"},
+            {"role": "user", "content": f"{w.rng.choice(TOPICS)}の担当者コードは？"},
+        ],
+    }
+    response = w.api.post("/v1/chat/completions", json=body, headers=w.headers(user))
+    assert response.status_code == 200, response.text
+    return response
+
+
 OPERATIONS_BY_KIND = {
     "disk_edit": (disk_edit, 4),
     "disk_create": (disk_create, 2),
@@ -498,6 +568,11 @@ OPERATIONS_BY_KIND = {
     "admin_view": (admin_view, 1),
     "passage_document": (passage_document, 1),
     "examples": (examples, 1),
+    "mcp_search": (mcp_search, 2),
+    "mcp_ask": (mcp_ask, 2),
+    "mcp_document": (mcp_document, 2),
+    "mcp_categories": (mcp_categories, 1),
+    "openai_chat": (openai_chat, 2),
 }
 
 
@@ -513,7 +588,7 @@ def test_every_way_in_and_out_agrees_with_the_model_and_never_leaks(world: World
         response = OPERATIONS_BY_KIND[kind][0](world, user)
         if response is None:
             continue
-        if kind in {"search", "ask", "stream"}:
+        if kind in {"search", "ask", "stream", "mcp_search", "mcp_ask", "openai_chat"}:
             assert response.status_code == 200, (kind, user, response.text)
         allowed = world.allowed_markers(user)
         found = [int(m) for m in MARKER.findall(response.text)]

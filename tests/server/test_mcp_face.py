@@ -5,9 +5,11 @@ read: another department's documents are neither found, counted, named nor opene
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
@@ -18,7 +20,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.server.served import Served, sample_server
+from tests.server.served import Served, cli, sample_server
+from tests.support import ROOT
 
 pytestmark = pytest.mark.slow
 
@@ -188,6 +191,33 @@ def test_stdio_reads_as_the_user_named(served: Served) -> None:
 
     categories, answer = over_stdio(served, "hr_user", view)
     assert {"name": "人事", "files": 1} in categories["categories"]
+    assert answer["citations"][0]["source"] == "人事/休暇規程.md"
+
+
+def readme_configuration() -> dict[str, Any]:
+    """The desktop assistant's configuration of the README's MCP section, as printed."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n### MCP (Model Context Protocol)\n", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```json\n", 1)[1].split("```", 1)[0]
+    server: dict[str, Any] = json.loads(block)["mcpServers"]["shirabe"]
+    return server
+
+
+def test_the_readme_configuration_starts_a_server_for_its_user(served: Served) -> None:
+    configured = readme_configuration()
+    user = configured["args"][configured["args"].index("--user") + 1]
+    cli("users", "add", user, "--group", "hr", "--index", str(served.home), env=served.env)
+    command = configured["command"]
+    if command == "shirabe":  # as installed beside this Python
+        command = str(Path(sys.executable).parent / "shirabe")
+    env = served.env | configured["env"] | {"SHIRABE_HOME": str(served.home)}
+    parameters = StdioServerParameters(command=command, args=configured["args"], env=env)
+
+    async def run() -> dict[str, Any]:
+        async with Client(parameters, read_timeout_seconds=120) as c:
+            return await tool(c, "ask", question=LEAVE)
+
+    answer = anyio.run(run)
     assert answer["citations"][0]["source"] == "人事/休暇規程.md"
 
 

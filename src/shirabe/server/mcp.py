@@ -55,7 +55,11 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
     """The MCP server over ``server``; ``caller`` says who sends a request (from its context)."""
     shirabe = server.shirabe
     mcp: MCPServer = MCPServer(
-        name="shirabe", title="調べ shirabe", instructions=INSTRUCTIONS, version="0.1"
+        name="shirabe",
+        title="調べ shirabe",
+        instructions=INSTRUCTIONS,
+        version="0.1",
+        log_level="WARNING",
     )
 
     def ids_of(paths: set[str]) -> dict[str, int]:
