@@ -229,6 +229,24 @@ class Settings(BaseSettings):
     max_conversation_turns: int = Field(
         default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
     )
+    watch_debounce_ms: int = Field(
+        default=1000,
+        ge=50,
+        le=60_000,
+        description="A watched folder's changes are ingested once no event has come for this "
+        "long (editors save in several steps).",
+    )
+    watch_rescan_seconds: float = Field(
+        default=300,
+        ge=5,
+        description="A watched folder is scanned whole this often, for changes no event "
+        "reported (network shares).",
+    )
+    watch_polling: bool = Field(
+        default=False,
+        description="Watch by polling instead of file system events (for network shares and "
+        "mounts that send none).",
+    )
     document_text_chars: int = Field(
         default=100_000,
         ge=1000,

@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from shirabe.cli import accounts, answers, evaluate, feedback, index, serve
+from shirabe.cli import accounts, answers, evaluate, feedback, index, serve, watch
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -29,6 +29,7 @@ app.command("eval")(evaluate.eval_cases)
 app.command("batch")(evaluate.batch_answer)
 app.command()(serve.serve)
 app.command()(serve.mcp)
+app.command()(watch.watch)
 
 users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")
 users_app.command("add")(accounts.users_add)

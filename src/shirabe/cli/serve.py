@@ -33,6 +33,10 @@ def serve(
         str | None,
         typer.Option("--anonymous", help="off, localhost or on (SHIRABE_ANONYMOUS)."),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Keep the index in step with the folders as files change."),
+    ] = False,
     *,
     model: ModelOptions,
 ) -> None:
@@ -45,10 +49,12 @@ def serve(
 
         shirabe = Shirabe(settings)
         shirabe.store  # noqa: B018  (an unreachable database or a bad store is reported here)
+        if watch and not folders:
+            raise typer.BadParameter("--watch needs the folders to watch", param_hint="--watch")
         if folders:
             report = ingest_with_progress(shirabe, folders)
             print_report(report)
-        api = create_app(shirabe, roots=folders or [])
+        api = create_app(shirabe, roots=folders or [], watch=watch)
         err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
         uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
 

@@ -261,7 +261,9 @@ class Ingestor:
                     problems.extend((place.child(p.relative_to(given).parts), r) for p, r in met)
                 elif given.is_file():
                     files.append((given, place))
-                elif self._store.get_source(place.key) is None:
+                elif self._store.get_source(place.key) is None and not self._store.list_sources(
+                    under=place.key
+                ):  # a file or folder that is gone leaves the index (below); else it is news
                     problems.append((place, "no such file or directory"))
             except OSError as exc:
                 problems.append((place, exc.strerror or str(exc)))

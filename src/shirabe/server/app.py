@@ -33,18 +33,24 @@ from shirabe.server.routes import (
     pages,
     status,
 )
+from shirabe.watch import Watcher
 
 logger = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 
 
-def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
+def create_app(
+    shirabe: Shirabe, *, roots: list[Path] | None = None, watch: bool = False
+) -> FastAPI:
     """The API over ``shirabe``; ``roots`` are the folders it serves (paths are shown
-    relative to them, and ``/api/reindex`` ingests them again)."""
+    relative to them, and ``/api/reindex`` ingests them again); with ``watch``, their changes
+    are ingested as they happen."""
     uploads = shirabe.uploads
 
-    served = Server(shirabe, [r.resolve() for r in roots or []], uploads)
+    folders = [r.resolve() for r in roots or []]
+    watcher = Watcher(shirabe, folders) if watch and folders else None
+    served = Server(shirabe, folders, uploads, watcher=watcher)
     mcp = create_mcp(served, http_caller(served))
     mcp_app = mcp.streamable_http_app(
         stateless_http=True, json_response=True, host=shirabe.settings.host
@@ -53,9 +59,15 @@ def create_app(shirabe: Shirabe, *, roots: list[Path] | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(_warm_up, shirabe, uploads)
-        async with mcp.session_manager.run():
-            yield
-        shirabe.close()
+        if watcher is not None:
+            watcher.start()
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            if watcher is not None:
+                await run_in_threadpool(watcher.stop)
+            shirabe.close()
 
     app = FastAPI(
         title="shirabe",

@@ -19,6 +19,7 @@ from shirabe.engine import Shirabe
 from shirabe.indexing.tags import CATEGORY, groups_of
 from shirabe.records import Filters, SourceInfo
 from shirabe.server.errors import ApiError
+from shirabe.watch import Watcher
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
 
@@ -46,6 +47,8 @@ class Server:
     """Where uploaded files are kept."""
     upload_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Uploads are checked and written one at a time."""
+    watcher: Watcher | None = None
+    """What keeps the index in step with ``folders`` (``serve --watch``)."""
 
     def show(self, path: str) -> str:
         """A stored path as callers see it: relative to the document root or a served folder;

@@ -35,6 +35,7 @@ SOURCES = "\n\n出典:\n"
 """What separates an answer from its source list (and, in the history a front-end sends back,
 the answer from what is not part of it)."""
 SEARCHED = "\n\n検索した質問: "
+REASON = "\n\n理由: "
 REPLACED = "\n\n---\n確認の結果、次の回答に置き換えます:\n\n"
 TURN_ANSWER_CHARS = 8000
 MESSAGE_CHARS = 100_000
@@ -107,7 +108,7 @@ def answer_of(reply: str) -> str:
     """The answer of a reply this face wrote, without the lines it added after it."""
     if REPLACED in reply:
         reply = reply.rsplit(REPLACED, 1)[1]
-    for marker in (SEARCHED, SOURCES):
+    for marker in (SEARCHED, REASON, SOURCES):
         reply = reply.split(marker, 1)[0]
     return reply.strip()
 
@@ -119,7 +120,7 @@ def footer(answer: Answer, server: Server) -> str:
     if answer.standalone and answer.standalone != answer.question:
         text += SEARCHED + answer.standalone
     if answer.refused and answer.refusal_reason and answer.refusal_reason not in answer.text:
-        text += f"\n\n理由: {answer.refusal_reason}"
+        text += REASON + answer.refusal_reason
     if answer.citations:
         text += SOURCES + "\n".join(
             f"- [{c.number}] {c.label(server.show(c.source))}" for c in answer.citations

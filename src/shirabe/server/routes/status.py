@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import islice
 from pathlib import Path, PurePath
@@ -16,7 +17,7 @@ from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_
 from shirabe.indexing.tags import CATEGORY
 from shirabe.loaders.registry import supported_extensions
 from shirabe.records import SourceInfo
-from shirabe.server.deps import Server, ServerDep, Who
+from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
 
 router = APIRouter(tags=["status"])
@@ -55,7 +56,39 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         "admin": who.admin,
         "limits": {"question_chars": QUESTION_CHARS, "comment_chars": COMMENT_CHARS},
         "file_types": sorted(supported_extensions()),
+        "watch": _watch(server, who, sources),
     }
+
+
+def _watch(server: Server, who: Principal, readable: list[SourceInfo]) -> dict[str, Any] | None:
+    """How the folders' watcher is doing; the failures of files the caller may read only, and
+    the folders for admins."""
+    watcher = server.watcher
+    if watcher is None:
+        return None
+    state = watcher.state
+    failed = {s.path for s in readable if s.status != "ok"}
+    return {
+        "running": state.running,
+        "folders": [server.show(f) for f in state.folders] if who.admin else None,
+        "last_change_at": _iso(state.last_change_at),
+        "last_sync_at": _iso(state.last_sync_at),
+        "last_scan_at": _iso(state.last_scan_at),
+        "pending": state.pending,
+        "changed": state.changed if who.admin else None,
+        "error": state.error if who.admin else None,
+        "failures": [
+            {"path": server.show(path), "reason": reason}
+            for path, reason in state.failures.items()
+            if path in failed
+        ],
+    }
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
 
 
 def _when(last: dict[str, object] | None) -> dict[str, object] | None:

@@ -1,0 +1,179 @@
+"""Keeping an index in step with folders: file changes are ingested within seconds.
+
+A :class:`Watcher` follows the folders' file events (``watchfiles``: inotify, FSEvents or
+ReadDirectoryChangesW; polling on request, for network shares that send none), waits until a
+burst of events has settled (editors save by writing a temporary file and renaming it over
+the original; Office writes ``~$`` lock files), and ingests the paths that changed: new and
+changed files go in, deleted and renamed-away ones leave. A full scan of the folders every
+``watch_rescan_seconds`` catches whatever no event reported.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from shirabe.engine import Shirabe
+from shirabe.errors import IndexBusyError, ShirabeError
+from shirabe.indexing.ingest import is_ignored
+from shirabe.loaders.registry import supported_extensions
+from shirabe.records import IngestReport
+
+logger = logging.getLogger(__name__)
+
+ACTOR = "watch"
+"""Who the audit log names for what a watcher ingests."""
+KEPT_FAILURES = 50
+
+
+@dataclass
+class WatchState:
+    """What a watcher has done, for ``/api/status`` and the terminal."""
+
+    folders: list[str]
+    running: bool = False
+    started_at: float | None = None
+    last_change_at: float | None = None
+    """When the last file event arrived."""
+    last_sync_at: float | None = None
+    """When the index last caught up with the events (or a full scan)."""
+    last_scan_at: float | None = None
+    pending: int = 0
+    """Paths seen changed and not yet ingested."""
+    changed: int = 0
+    """Files added, updated or removed since the watcher started."""
+    failures: dict[str, str] = field(default_factory=dict)
+    """The latest failures by document key, with the reason (the newest last)."""
+    error: str | None = None
+    """Why the last attempt to ingest failed as a whole (it is retried)."""
+
+
+Report = Callable[[IngestReport, str], None]
+"""Told of each ingest a watcher runs (``"changes"`` or ``"scan"``)."""
+
+
+class Watcher:
+    """Follows ``folders`` and ingests what changes in them into ``shirabe``."""
+
+    def __init__(
+        self,
+        shirabe: Shirabe,
+        folders: Sequence[Path],
+        *,
+        on_report: Report | None = None,
+    ) -> None:
+        self._shirabe = shirabe
+        self._folders = [f.resolve() for f in folders]
+        settings = shirabe.settings
+        self._debounce_ms = settings.watch_debounce_ms
+        self._rescan = settings.watch_rescan_seconds
+        self._polling = settings.watch_polling
+        self._on_report = on_report or (lambda _report, _why: None)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pending: set[Path] = set()
+        self._lock = threading.Lock()
+        self.state = WatchState([str(f) for f in self._folders])
+
+    def start(self) -> None:
+        """Watch on a thread of its own (a server's); :meth:`stop` ends it."""
+        self._thread = threading.Thread(target=self.run, name="shirabe-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 30) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def run(self) -> None:
+        """Watch until :meth:`stop` (or Ctrl-C, when run in the foreground)."""
+        import watchfiles
+
+        self.state.running, self.state.started_at = True, time.time()
+        self.state.last_scan_at = self.state.last_sync_at = time.time()
+        try:
+            for changes in watchfiles.watch(
+                *self._folders,
+                debounce=self._debounce_ms,
+                step=50,
+                stop_event=self._stop,
+                rust_timeout=1000,
+                yield_on_timeout=True,
+                force_polling=self._polling,
+                ignore_permission_denied=True,
+                raise_interrupt=False,
+            ):
+                if changes:
+                    self.state.last_change_at = time.time()
+                    self._add(Path(path) for _change, path in changes)
+                self._sync()
+                if time.time() - (self.state.last_scan_at or 0) >= self._rescan:
+                    self.scan()
+        finally:
+            self.state.running = False
+
+    def scan(self) -> None:
+        """Ingest the whole folders (unchanged files cost a hash each)."""
+        self._ingest(self._folders, "scan")
+        self.state.last_scan_at = time.time()
+
+    def _add(self, paths: Iterable[Path]) -> None:
+        with self._lock:
+            self._pending.update(p for p in paths if self._wanted(p))
+            self.state.pending = len(self._pending)
+
+    def _wanted(self, path: Path) -> bool:
+        """A path worth ingesting: not hidden, not a lock or temporary file, and a file a
+        loader reads, a folder, or something already indexed (a deleted file or folder)."""
+        root = next((f for f in self._folders if path.is_relative_to(f)), None)
+        if root is None or any(is_ignored(part) for part in path.relative_to(root).parts):
+            return False
+        if path.is_dir():
+            return True
+        if path.is_file():
+            return path.suffix.lower() in supported_extensions()
+        store, key = self._shirabe.store, self._shirabe.key_of(path)
+        return store.get_source(key) is not None or bool(store.list_sources(under=key))
+
+    def _sync(self) -> None:
+        with self._lock:
+            paths = sorted(self._pending)
+            self._pending.clear()
+        if not paths:
+            self.state.pending = 0
+            return
+        if not self._ingest(paths, "changes"):
+            self._add(paths)  # retried after the next event or timeout
+            return
+        self.state.pending = len(self._pending)
+
+    def _ingest(self, paths: Sequence[Path], why: str) -> bool:
+        try:
+            report = self._shirabe.ingest(list(paths), actor=ACTOR)
+        except IndexBusyError as exc:  # another ingest is running: try again shortly
+            self.state.error = str(exc)
+            return False
+        except (ShirabeError, OSError) as exc:  # not retried: the next scan tries them again
+            logger.warning("watch: ingest of %d paths failed: %s", len(paths), exc)
+            self.state.error = str(exc)
+            return True
+        self.state.error = None
+        self.state.last_sync_at = time.time()
+        counts = report.counts
+        self.state.changed += counts["added"] + counts["updated"] + counts["removed"]
+        for result in report.files:
+            self.state.failures.pop(result.path, None)
+            if result.outcome == "failed":
+                self.state.failures[result.path] = result.reason or ""
+        while len(self.state.failures) > KEPT_FAILURES:
+            self.state.failures.pop(next(iter(self.state.failures)))
+        self._on_report(report, why)
+        return True
+
+
+__all__ = ["ACTOR", "WatchState", "Watcher"]
