@@ -27,17 +27,26 @@ from shirabe.answering.protocol import (
     StreamingGenerator,
     answer_events,
 )
-from shirabe.answering.registry import make_generator
+from shirabe.answering.registry import make_chat, make_generator
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
-from shirabe.errors import ShirabeError, UnsearchableError
+from shirabe.errors import ConfigurationError, ShirabeError, UnsearchableError
+from shirabe.indexing.enrich import Enricher, EnrichmentCache
 from shirabe.indexing.ingest import Ingestor, Progress
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.places import common_root, place_of
 from shirabe.loaders.protocol import LoadOptions
-from shirabe.records import Answer, FileResult, Filters, Hit, IndexStatus, IngestReport
+from shirabe.records import (
+    Answer,
+    Chunk,
+    FileResult,
+    Filters,
+    Hit,
+    IndexStatus,
+    IngestReport,
+)
 from shirabe.retrieval.factory import make_retriever
 from shirabe.retrieval.hits import fuse_hits
 from shirabe.retrieval.protocol import Retriever
@@ -268,13 +277,18 @@ class Shirabe:
         if root is None:
             return IngestReport()
         store = self._bind()
+        ingestor = self._ingestor(root, area=area, actor=actor)
+        with store.updating():
+            return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
+
+    def _ingestor(self, root: Path, *, area: Path | None, actor: str | None) -> Ingestor:
         who = actor or local_actor()
 
         def audit(action: str, key: str, detail: str) -> None:
             self.accounts.audit(who, action, key, detail)
 
-        ingestor = Ingestor(
-            store=store,
+        return Ingestor(
+            store=self._bind(),
             chunker=self.chunker,
             tokenizer=self.tokenizer,
             embedder=self.embedder,
@@ -296,9 +310,30 @@ class Shirabe:
             access=self.access,
             on_change=audit,
             skip=[] if area == self.uploads else [self.uploads],
+            enricher=self.enricher,
         )
-        with store.updating():
-            return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
+
+    @cached_property
+    def enricher(self) -> Enricher | None:
+        """Questions and keywords for each passage by the chat model
+        (``SHIRABE_ENRICH_QUESTIONS``), or None."""
+        if not self.settings.enrich_questions:
+            return None
+        model = make_chat(self.settings)
+        if model is None:
+            raise ConfigurationError(
+                "enrich_questions needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
+                "azure) and its model"
+            )
+        return Enricher(model, EnrichmentCache(self.settings.home / "enrichment.sqlite3"))
+
+    def passages(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, list[Chunk]]]:
+        """Each file under ``paths`` with the passages an ingest would make of it, without
+        embedding or storing anything."""
+        given = [Path(p) for p in paths]
+        root = self._root_for(given)
+        if root is not None:
+            yield from self._ingestor(root, area=None, actor=None).chunks(given)
 
     def key_of(self, path: Path | str) -> str:
         """The key a file is (or would be) stored under."""
@@ -585,6 +620,9 @@ class Shirabe:
         return self.backend.migrate(embeddings_from=embeddings_from)
 
     def close(self) -> None:
+        enricher = self.__dict__.get("enricher")
+        if enricher is not None:
+            enricher.close()
         generator = self.__dict__.get("generator")  # only if it was ever made
         close_generator = getattr(generator, "close", None)
         if callable(close_generator):

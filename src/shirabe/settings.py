@@ -229,6 +229,12 @@ class Settings(BaseSettings):
     max_conversation_turns: int = Field(
         default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
     )
+    enrich_questions: bool = Field(
+        default=False,
+        description="At ingest, have the chat model (SHIRABE_GENERATOR) write likely questions "
+        "and keywords for each passage, indexed for BM25 only (doc2query); cached per passage "
+        "and model in <home>/enrichment.sqlite3.",
+    )
     watch_debounce_ms: int = Field(
         default=1000,
         ge=50,

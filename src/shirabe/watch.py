@@ -78,6 +78,7 @@ class Watcher:
         self._pending: set[Path] = set()
         self._lock = threading.Lock()
         self.state = WatchState([str(f) for f in self._folders])
+        self._own = [settings.home.resolve(), shirabe.uploads.resolve()]
 
     def start(self) -> None:
         """Watch on a thread of its own (a server's); :meth:`stop` ends it."""
@@ -133,6 +134,8 @@ class Watcher:
         root = next((f for f in self._folders if path.is_relative_to(f)), None)
         if root is None or any(is_ignored(part) for part in path.relative_to(root).parts):
             return False
+        if any(path.is_relative_to(own) for own in self._own):  # the index's own files
+            return False
         if path.is_dir():
             return True
         if path.is_file():
@@ -144,8 +147,8 @@ class Watcher:
         with self._lock:
             paths = sorted(self._pending)
             self._pending.clear()
+        self.state.pending = len(paths)  # being ingested
         if not paths:
-            self.state.pending = 0
             return
         if not self._ingest(paths, "changes"):
             self._add(paths)  # retried after the next event or timeout

@@ -8,7 +8,7 @@ import sys
 
 import typer
 
-from shirabe.cli import accounts, answers, evaluate, feedback, index, serve, watch
+from shirabe.cli import accounts, answers, enrich, evaluate, feedback, index, serve, watch
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -20,6 +20,7 @@ app.command()(index.ingest)
 app.command()(answers.ask)
 app.command()(answers.search)
 app.command()(answers.chat)
+app.command()(enrich.enrich)
 app.command()(index.status)
 app.command()(index.migrate)
 app.command()(index.remove)

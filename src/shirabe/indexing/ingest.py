@@ -16,6 +16,7 @@ from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
+from shirabe.indexing.enrich import Enricher
 from shirabe.indexing.passages import chunk_terms, pool, vector_plan
 from shirabe.indexing.places import Place, place_of
 from shirabe.indexing.tags import (
@@ -209,6 +210,7 @@ class Ingestor:
         access: AccessMap | None = None,
         on_change: Change | None = None,
         skip: Sequence[Path] = (),
+        enricher: Enricher | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -223,7 +225,10 @@ class Ingestor:
         self._synonyms = synonyms or Synonyms()
         self._access = access or AccessMap()
         self._on_change = on_change or (lambda _action, _key, _detail: None)
+        self._enricher = enricher
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
+        if enricher is not None:  # files indexed without (or with other) questions: again
+            self._signature += f":{enricher.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 
@@ -290,6 +295,23 @@ class Ingestor:
         self._store.record_ingest(report)
         notify(IngestEvent("done", len(files), len(files)))
         return report
+
+    def chunks(self, paths: Sequence[Path]) -> Iterator[tuple[str, list[Chunk]]]:
+        """Each readable file under ``paths`` with its passages, as an ingest would make them
+        (nothing is embedded or stored): for estimates before a costly ingest."""
+        for given in paths:
+            place = self.place(given)
+            found = self._walk(given)[0] if given.is_dir() else [given]
+            for path in found:
+                key = (
+                    place.child(path.relative_to(given).parts).key if given.is_dir() else place.key
+                )
+                try:
+                    chunks = self._chunker.chunk(self._loader.load(path))
+                except Exception:
+                    continue
+                yield key, chunks
+        self._loader.close()
 
     def _walk(self, folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
         """The files below ``folder``, and the paths there that cannot be read, with why."""
@@ -456,9 +478,12 @@ class Ingestor:
                 new[plan.keys[0]] = pool(parts, plan.weights)
         if new:
             self._store.put_embeddings(model, new)
+        extras = self._enricher.texts(chunks) if self._enricher else [""] * len(chunks)
         indexed = []
-        for chunk, plan in zip(chunks, plans, strict=True):
+        for chunk, plan, extra in zip(chunks, plans, extras, strict=True):
             tokens, sentence_tokens = chunk_terms(chunk, self._tokenizer.tokenize)
+            if extra:  # the model's questions and keywords: lexical side only
+                tokens += self._tokenizer.tokenize(extra)
             indexed.append(
                 IndexedChunk(
                     chunk=chunk,
