@@ -100,10 +100,11 @@ def test_only_shirabe_tokens_and_the_shirabe_model_are_accepted(server: Running)
             stranger.models.list()
         with pytest.raises(openai.AuthenticationError):
             ask(stranger, LEAVE)
-    with pytest.raises(openai.NotFoundError, match="model_not_found"):
+    with pytest.raises(openai.NotFoundError, match="gpt-4o") as unknown:
         server.client("hr_user").chat.completions.create(
             model="gpt-4o", messages=[{"role": "user", "content": LEAVE}]
         )
+    assert unknown.value.code == "model_not_found"
     with pytest.raises(openai.UnprocessableEntityError, match="last message"):
         server.client("hr_user").chat.completions.create(
             model="shirabe", messages=[{"role": "system", "content": "あなたは有能です"}]
