@@ -325,13 +325,21 @@ class Shirabe:
                 "enrich_questions needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
                 "azure) and its model"
             )
-        return Enricher(model, EnrichmentCache(self.settings.home / "enrichment.sqlite3"))
+        settings = self.settings
+        origin = str(
+            settings.llm_model_path
+            or settings.llm_base_url
+            or settings.llm_azure_endpoint
+            or settings.llm_preset
+            or ""
+        )
+        return Enricher(model, EnrichmentCache(settings.home / "enrichment.sqlite3"), origin)
 
     def passages(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, list[Chunk]]]:
         """Each file under ``paths`` with the passages an ingest would make of it, without
         embedding or storing anything."""
         given = [Path(p) for p in paths]
-        root = self._root_for(given)
+        root = self.document_root or common_root(given)  # an estimate records no root
         if root is not None:
             yield from self._ingestor(root, area=None, actor=None).chunks(given)
 

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from shirabe.engine import Shirabe
@@ -81,42 +82,66 @@ class Watcher:
         self._own = [settings.home.resolve(), shirabe.uploads.resolve()]
 
     def start(self) -> None:
-        """Watch on a thread of its own (a server's); :meth:`stop` ends it."""
-        self._thread = threading.Thread(target=self.run, name="shirabe-watch", daemon=True)
+        """Watch on a thread of its own (a server's), beginning with a full scan for what
+        changed since the folders were last ingested; :meth:`stop` ends it."""
+        self._thread = threading.Thread(
+            target=self.run, kwargs={"scan_first": True}, name="shirabe-watch", daemon=True
+        )
         self._thread.start()
 
-    def stop(self, timeout: float = 30) -> None:
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop watching; by default wait for an ingest under way to finish (the index is
+        closed after this)."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
 
-    def run(self) -> None:
-        """Watch until :meth:`stop` (or Ctrl-C, when run in the foreground)."""
-        import watchfiles
+    def failures(self) -> dict[str, str]:
+        """The latest failures by document key (a copy, safe to read from another thread)."""
+        with self._lock:
+            return dict(self.state.failures)
 
+    def run(self, *, scan_first: bool = False) -> None:
+        """Watch until :meth:`stop` (or Ctrl-C, when run in the foreground)."""
         self.state.running, self.state.started_at = True, time.time()
         self.state.last_scan_at = self.state.last_sync_at = time.time()
         try:
-            for changes in watchfiles.watch(
-                *self._folders,
-                debounce=self._debounce_ms,
-                step=50,
-                stop_event=self._stop,
-                rust_timeout=1000,
-                yield_on_timeout=True,
-                force_polling=self._polling,
-                ignore_permission_denied=True,
-                raise_interrupt=False,
-            ):
-                if changes:
-                    self.state.last_change_at = time.time()
-                    self._add(Path(path) for _change, path in changes)
-                self._sync()
-                if time.time() - (self.state.last_scan_at or 0) >= self._rescan:
-                    self.scan()
+            if scan_first:
+                self._guarded(self.scan)
+            self._follow()
         finally:
             self.state.running = False
+
+    def _follow(self) -> None:
+        import watchfiles
+
+        for changes in watchfiles.watch(
+            *self._folders,
+            debounce=self._debounce_ms,
+            step=50,
+            stop_event=self._stop,
+            rust_timeout=1000,
+            yield_on_timeout=True,
+            force_polling=self._polling,
+            ignore_permission_denied=True,
+            raise_interrupt=False,
+        ):
+            if changes:
+                self.state.last_change_at = time.time()
+                self._guarded(partial(self._add, [Path(path) for _change, path in changes]))
+            self._guarded(self._sync)
+            if time.time() - (self.state.last_scan_at or 0) >= self._rescan:
+                self._guarded(self.scan)
+
+    def _guarded(self, work: Callable[[], object]) -> None:
+        """Run ``work``; an error is logged and shown, and the watch goes on (what was pending
+        is kept for the next try)."""
+        try:
+            work()
+        except Exception as exc:
+            logger.exception("watch: %s", exc)
+            self.state.error = f"{type(exc).__name__}: {exc}"
 
     def scan(self) -> None:
         """Ingest the whole folders (unchanged files cost a hash each)."""
@@ -124,8 +149,9 @@ class Watcher:
         self.state.last_scan_at = time.time()
 
     def _add(self, paths: Iterable[Path]) -> None:
+        wanted = [p for p in paths if self._wanted(p)]
         with self._lock:
-            self._pending.update(p for p in paths if self._wanted(p))
+            self._pending.update(wanted)
             self.state.pending = len(self._pending)
 
     def _wanted(self, path: Path) -> bool:
@@ -134,12 +160,15 @@ class Watcher:
         root = next((f for f in self._folders if path.is_relative_to(f)), None)
         if root is None or any(is_ignored(part) for part in path.relative_to(root).parts):
             return False
-        if any(path.is_relative_to(own) for own in self._own):  # the index's own files
-            return False
-        if path.is_dir():
+        if any(path.is_relative_to(own) and not root.is_relative_to(own) for own in self._own):
+            return False  # the index's own files, kept inside a watched folder
+        try:
+            if path.is_dir():
+                return True
+            if path.is_file():
+                return path.suffix.lower() in supported_extensions()
+        except OSError:  # unreadable: the ingest reports it
             return True
-        if path.is_file():
-            return path.suffix.lower() in supported_extensions()
         store, key = self._shirabe.store, self._shirabe.key_of(path)
         return store.get_source(key) is not None or bool(store.list_sources(under=key))
 
@@ -150,10 +179,20 @@ class Watcher:
         self.state.pending = len(paths)  # being ingested
         if not paths:
             return
-        if not self._ingest(paths, "changes"):
-            self._add(paths)  # retried after the next event or timeout
+        try:
+            done = self._ingest(paths, "changes")
+        except BaseException:
+            self._restore(paths)
+            raise
+        if not done:
+            self._restore(paths)  # retried after the next event or timeout
             return
         self.state.pending = len(self._pending)
+
+    def _restore(self, paths: Sequence[Path]) -> None:
+        with self._lock:
+            self._pending.update(paths)
+            self.state.pending = len(self._pending)
 
     def _ingest(self, paths: Sequence[Path], why: str) -> bool:
         try:
@@ -169,12 +208,14 @@ class Watcher:
         self.state.last_sync_at = time.time()
         counts = report.counts
         self.state.changed += counts["added"] + counts["updated"] + counts["removed"]
-        for result in report.files:
-            self.state.failures.pop(result.path, None)
-            if result.outcome == "failed":
-                self.state.failures[result.path] = result.reason or ""
-        while len(self.state.failures) > KEPT_FAILURES:
-            self.state.failures.pop(next(iter(self.state.failures)))
+        with self._lock:
+            failures = self.state.failures
+            for result in report.files:
+                failures.pop(result.path, None)
+                if result.outcome == "failed":
+                    failures[result.path] = result.reason or ""
+            while len(failures) > KEPT_FAILURES:
+                failures.pop(next(iter(failures)))
         self._on_report(report, why)
         return True
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from shirabe.errors import GeneratorError
 from shirabe.indexing.enrich import MAX_CHARS, Enricher, EnrichmentCache, clean
 from shirabe.llm.protocol import Message
 from shirabe.records import Chunk
@@ -94,3 +95,31 @@ def test_the_signature_names_the_model_and_the_prompt(tmp_path: Path) -> None:
     assert enricher.signature.startswith("doc2query:") and "fake-model" in enricher.signature
     moved = Chunk(text="3営業日前までに申請する。", source="x.md", heading_path=("別の見出し",))
     assert enricher.key(passage("3営業日前までに申請する。")) != enricher.key(moved)
+
+
+class Failing(Recorder):
+    """A model server that is down."""
+
+    def complete(self, messages: Sequence[Message], *, max_tokens: int | None = None) -> str:
+        raise GeneratorError("model server http://gpu:8000 is not answering")
+
+
+def test_a_failing_model_leaves_the_passage_without_questions_and_asks_again(
+    tmp_path: Path,
+) -> None:
+    cache = EnrichmentCache(tmp_path / "e.sqlite3")
+    down = Enricher(Failing(), cache)
+    chunks = [passage("3営業日前までに申請する。")]
+    assert down.texts(chunks) == [""]
+    assert down.failed == 1
+    assert down.missing(chunks) == chunks  # nothing cached: written when the model is back
+    up = Enricher(Recorder(), cache)
+    assert up.texts(chunks) == ["何日前までに申請しますか？\n有休、年休、申請期限"]
+
+
+def test_the_model_s_location_is_part_of_the_signature(tmp_path: Path) -> None:
+    cache = EnrichmentCache(tmp_path / "e.sqlite3")
+    one = Enricher(Recorder(), cache, "http://a:1234/v1")
+    other = Enricher(Recorder(), cache, "http://b:1234/v1")
+    assert one.signature != other.signature
+    assert one.key(passage("x")) != other.key(passage("x"))

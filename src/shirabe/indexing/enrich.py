@@ -10,6 +10,7 @@ headings, the prompt and the model, and an ingest that stops resumes where it wa
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import sqlite3
 import threading
@@ -17,8 +18,11 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel, Message
 from shirabe.records import Chunk
+
+log = logging.getLogger(__name__)
 
 VERSION = "1"
 """Changes with the prompt or the cleaning: passages are written for again."""
@@ -110,13 +114,20 @@ class EnrichmentCache:
 class Enricher:
     """Writes (or finds in the cache) the questions and keywords of passages."""
 
-    def __init__(self, model: ChatModel, cache: EnrichmentCache) -> None:
-        self._model, self._cache = model, cache
+    def __init__(self, model: ChatModel, cache: EnrichmentCache, origin: str = "") -> None:
+        """``origin`` says where the model is (a server's URL, a file's path): two servers may
+        give their models the same name."""
+        self._model, self._cache, self._origin = model, cache, origin
+        self.failed = 0
+        """Passages left without questions because the model failed (not cached)."""
 
     @property
     def signature(self) -> str:
-        """What an index built with these texts depends on (re-ingest when it changes)."""
-        return f"doc2query:{VERSION}:{self._model.name}"
+        """What an index built with these texts depends on (re-ingest when it changes): the
+        prompt, the cleaning's version and the model."""
+        prompt = hashlib.sha256(f"{VERSION}\n{SYSTEM}\n{PROMPT}".encode()).hexdigest()[:12]
+        origin = hashlib.sha256(self._origin.encode()).hexdigest()[:8]
+        return f"doc2query:{prompt}:{self._model.name}@{origin}"
 
     @property
     def model(self) -> str:
@@ -148,7 +159,13 @@ class Enricher:
                 continue
             key = self.key(chunk)
             if key not in found:
-                found[key] = self.write(chunk)
+                try:
+                    found[key] = self.write(chunk)
+                except GeneratorError as exc:  # indexed without; the next ingest asks again
+                    log.warning("no questions for a passage of %s: %s", chunk.source, exc)
+                    self.failed += 1
+                    out.append("")
+                    continue
             out.append(found[key])
         return out
 

@@ -299,19 +299,18 @@ class Ingestor:
     def chunks(self, paths: Sequence[Path]) -> Iterator[tuple[str, list[Chunk]]]:
         """Each readable file under ``paths`` with its passages, as an ingest would make them
         (nothing is embedded or stored): for estimates before a costly ingest."""
-        for given in paths:
-            place = self.place(given)
-            found = self._walk(given)[0] if given.is_dir() else [given]
-            for path in found:
-                key = (
-                    place.child(path.relative_to(given).parts).key if given.is_dir() else place.key
-                )
-                try:
-                    chunks = self._chunker.chunk(self._loader.load(path))
-                except Exception:
-                    continue
-                yield key, chunks
-        self._loader.close()
+        try:
+            for given in paths:
+                place, folder = self.place(given), given.is_dir()
+                for path in self._walk(given)[0] if folder else [given]:
+                    key = place.child(path.relative_to(given).parts).key if folder else place.key
+                    try:
+                        chunks = self._chunker.chunk(self._loader.load(path))
+                    except Exception:  # a broken file is the ingest's to report
+                        continue
+                    yield key, chunks
+        finally:
+            self._loader.close()
 
     def _walk(self, folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
         """The files below ``folder``, and the paths there that cannot be read, with why."""
@@ -411,6 +410,7 @@ class Ingestor:
             return FileResult(key, "unchanged", chunks=previous.chunks)
         if loader_for(path) is None:
             return self._fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
+        unwritten = self._enricher.failed if self._enricher else 0
         try:
             document = self._loader.load(path)
             chunks = self._chunker.chunk(document)
@@ -426,6 +426,10 @@ class Ingestor:
             return self._fail(place, "no text found", record)
         warnings = tuple(document.warnings)
         tags = self._tags(place, document, previous)
+        if self._enricher and self._enricher.failed > unwritten:  # asked again next time
+            count = self._enricher.failed - unwritten
+            warnings += (f"{count} passages without written questions (the model failed)",)
+            tags[TAGS_VERSION] += ":incomplete"
         self._store.replace_source(replace(record, metadata=tags, warnings=warnings), indexed)
         self._changed(key, previous, tags)
         outcome: FileOutcome = (

@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -290,8 +291,8 @@ class Authenticated:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             request = Request(scope)
-            try:
-                request_caller(self.server, request)
+            try:  # the token's lookup writes when it was last used: not on the event loop
+                await run_in_threadpool(request_caller, self.server, request)
             except ApiError as exc:
                 response = error_response(exc.status_code, exc.code, str(exc.detail))
                 await response(scope, receive, send)

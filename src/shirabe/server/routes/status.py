@@ -61,8 +61,9 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
 
 
 def _watch(server: Server, who: Principal, readable: list[SourceInfo]) -> dict[str, Any] | None:
-    """How the folders' watcher is doing; the failures of files the caller may read only, and
-    the folders for admins."""
+    """How the folders' watcher is doing; the failures of files the caller may read only; the
+    folders, what is pending and when it changed (activity in folders the caller may not read)
+    for admins only."""
     watcher = server.watcher
     if watcher is None:
         return None
@@ -71,15 +72,15 @@ def _watch(server: Server, who: Principal, readable: list[SourceInfo]) -> dict[s
     return {
         "running": state.running,
         "folders": [server.show(f) for f in state.folders] if who.admin else None,
-        "last_change_at": _iso(state.last_change_at),
+        "last_change_at": _iso(state.last_change_at) if who.admin else None,
         "last_sync_at": _iso(state.last_sync_at),
         "last_scan_at": _iso(state.last_scan_at),
-        "pending": state.pending,
+        "pending": state.pending if who.admin else None,
         "changed": state.changed if who.admin else None,
         "error": state.error if who.admin else None,
         "failures": [
             {"path": server.show(path), "reason": reason}
-            for path, reason in state.failures.items()
+            for path, reason in watcher.failures().items()
             if path in failed
         ],
     }
