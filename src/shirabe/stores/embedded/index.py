@@ -30,6 +30,7 @@ from shirabe.stores.embedded.segments import (
     Segment,
     SegmentDoc,
     build_segment,
+    load_array,
     merge_segments,
 )
 from shirabe.stores.protocol import Level
@@ -136,7 +137,7 @@ class SegmentIndex:
             return None
         segments = [Segment.load(self.directory / name) for name in manifest.segments]
         tombstones = (
-            np.load(self.directory / manifest.tombstones, allow_pickle=False)
+            load_array(self.directory / manifest.tombstones, mapped=False)
             if manifest.tombstones
             else np.zeros(0, dtype=np.int64)
         )

@@ -7,6 +7,7 @@ plain ``.npy`` files opened with ``mmap``.
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,18 @@ from numpy.typing import NDArray
 
 from shirabe.stores.embedded.postings import Postings, merge_postings
 from shirabe.stores.protocol import Level
+
+_LOADING = threading.Lock()
+"""np.load parses each file's header with ast.literal_eval, and CPython 3.11's parser is not safe
+to run on two threads at once ("AST constructor recursion depth mismatch"): searches read
+segments on several threads (the lexical and the vector rankers, an ingest beside them)."""
+
+
+def load_array(path: Path, *, mapped: bool = True) -> Any:
+    """An array file, memory-mapped by default; one header parsed at a time."""
+    with _LOADING:
+        return np.load(path, mmap_mode="r" if mapped else None, allow_pickle=False)
+
 
 IdArray = NDArray[np.int64]
 
@@ -104,7 +117,7 @@ class Segment:
     @classmethod
     def load(cls, directory: Path) -> Segment:
         def arr(name: str) -> Any:
-            return np.load(directory / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            return load_array(directory / f"{name}.npy")
 
         def postings(prefix: str) -> Postings:
             return Postings(**{name: arr(f"{prefix}_{name}") for name in Postings.FIELDS})
