@@ -65,6 +65,11 @@ def clean(reply: str) -> str:
     return joined[:MAX_CHARS]
 
 
+def _wanted(chunk: Chunk) -> bool:
+    """A passage that gets questions and keywords: not a generated summary, not empty."""
+    return not chunk.is_summary and bool(chunk.text.strip())
+
+
 class EnrichmentCache:
     """Written texts by key, in a SQLite file of the index home (it outlives re-ingests)."""
 
@@ -139,8 +144,8 @@ class Enricher:
         return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
     def wanted(self, chunks: Iterable[Chunk]) -> list[Chunk]:
-        """The passages that get questions and keywords (not the generated summaries)."""
-        return [c for c in chunks if not c.is_summary and c.text.strip()]
+        """The passages that get questions and keywords."""
+        return [c for c in chunks if _wanted(c)]
 
     def missing(self, chunks: Iterable[Chunk]) -> list[Chunk]:
         """The passages among ``chunks`` whose texts are not written yet."""
@@ -154,7 +159,7 @@ class Enricher:
         found = self._cache.get(self.key(c) for c in self.wanted(chunks))
         out = []
         for chunk in chunks:
-            if chunk.is_summary or not chunk.text.strip():
+            if not _wanted(chunk):
                 out.append("")
                 continue
             key = self.key(chunk)

@@ -99,13 +99,14 @@ def server(request: Request) -> Server:
 
 def principal(request: Request) -> Principal:
     """The caller, from the bearer token; anonymous only where the settings allow it."""
+    return principal_of(server(request).shirabe, request)
+
+
+def principal_of(shirabe: Shirabe, request: Request) -> Principal:
+    """Who sends ``request`` (an API or ``/mcp`` request): the user of its bearer token, or
+    anonymous where the settings allow it (:class:`ApiError` 401 otherwise)."""
+    authorization = request.headers.get("authorization", "")
     host = request.client.host if request.client else ""
-    return principal_of(server(request).shirabe, request.headers.get("authorization", ""), host)
-
-
-def principal_of(shirabe: Shirabe, authorization: str, host: str) -> Principal:
-    """Who sends ``authorization`` (a request's header) from ``host``: the user of its bearer
-    token, or anonymous where the settings allow it (:class:`ApiError` 401 otherwise)."""
     scheme, _, token = authorization.partition(" ")
     if authorization:
         if scheme.lower() != "bearer" or not token.strip():

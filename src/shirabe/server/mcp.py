@@ -35,7 +35,7 @@ from shirabe.records import (
 )
 from shirabe.server.deps import Principal, Server, principal_of
 from shirabe.server.errors import ApiError, error_response
-from shirabe.server.routes.answers import MAX_HISTORY, QUESTION_CHARS
+from shirabe.server.routes.answers import ANSWER_CHARS, MAX_HISTORY, QUESTION_CHARS
 
 DOCUMENT_URI = "shirabe://documents/{document_id}"
 INSTRUCTIONS = (
@@ -107,7 +107,9 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
         refused: true と理由を返す（推測では答えない）。"""
         who = caller(ctx)
         turns = [
-            Turn(str(t.get("question", ""))[:QUESTION_CHARS], str(t.get("answer", ""))[:8000])
+            Turn(
+                str(t.get("question", ""))[:QUESTION_CHARS], str(t.get("answer", ""))[:ANSWER_CHARS]
+            )
             for t in history or []
             if t.get("question")
         ]
@@ -292,17 +294,12 @@ class Authenticated:
         if scope["type"] == "http":
             request = Request(scope)
             try:  # the token's lookup writes when it was last used: not on the event loop
-                await run_in_threadpool(request_caller, self.server, request)
+                await run_in_threadpool(principal_of, self.server.shirabe, request)
             except ApiError as exc:
                 response = error_response(exc.status_code, exc.code, str(exc.detail))
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
-
-
-def request_caller(server: Server, request: Request) -> Principal:
-    host = request.client.host if request.client else ""
-    return principal_of(server.shirabe, request.headers.get("authorization", ""), host)
 
 
 def http_caller(server: Server) -> Caller:
@@ -313,7 +310,7 @@ def http_caller(server: Server) -> Caller:
         if not isinstance(request, Request):
             raise ToolError("unauthorized: no HTTP request")
         try:
-            return request_caller(server, request)
+            return principal_of(server.shirabe, request)
         except ApiError as exc:
             raise ToolError(f"unauthorized: {exc.detail}") from None
 

@@ -35,11 +35,13 @@ router = APIRouter(tags=["answers"])
 
 QUESTION_CHARS = 2000
 """The longest question accepted (the page counts down to it)."""
+ANSWER_CHARS = 8000
+"""The longest earlier answer a conversation's history may carry."""
 
 
 class TurnModel(BaseModel):
     question: str = Field(min_length=1, max_length=QUESTION_CHARS, description="前の質問")
-    answer: str = Field(default="", max_length=8000, description="前の回答")
+    answer: str = Field(default="", max_length=ANSWER_CHARS, description="前の回答")
 
 
 class AskRequest(BaseModel):

@@ -26,7 +26,12 @@ from shirabe.errors import GeneratorError
 from shirabe.records import Answer
 from shirabe.server.deps import Server, ServerDep, Who
 from shirabe.server.errors import ApiError
-from shirabe.server.routes.answers import MAX_HISTORY, QUESTION_CHARS, close_events
+from shirabe.server.routes.answers import (
+    ANSWER_CHARS,
+    MAX_HISTORY,
+    QUESTION_CHARS,
+    close_events,
+)
 
 router = APIRouter(tags=["openai"])
 
@@ -37,7 +42,6 @@ the answer from what is not part of it)."""
 SEARCHED = "\n\n検索した質問: "
 REASON = "\n\n理由: "
 REPLACED = "\n\n---\n確認の結果、次の回答に置き換えます:\n\n"
-TURN_ANSWER_CHARS = 8000
 MESSAGE_CHARS = 100_000
 """The longest message accepted (front-ends send long system prompts; only the last
 ``MAX_HISTORY`` turns are used, each cut to the API's limits)."""
@@ -97,7 +101,7 @@ class ChatRequest(BaseModel):
                     turns.append(Turn(asked, ""))
                 asked = message.text().strip()[:QUESTION_CHARS]
             elif message.role == "assistant" and asked is not None:
-                turns.append(Turn(asked, answer_of(message.text())[:TURN_ANSWER_CHARS]))
+                turns.append(Turn(asked, answer_of(message.text())[:ANSWER_CHARS]))
                 asked = None
         if asked is not None:
             turns.append(Turn(asked, ""))
