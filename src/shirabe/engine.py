@@ -33,14 +33,17 @@ from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.errors import ConfigurationError, ShirabeError, UnsearchableError
+from shirabe.indexing.cleanup import PageCleaner
 from shirabe.indexing.enrich import Enricher, EnrichmentCache
 from shirabe.indexing.ingest import Ingestor, Progress
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.places import common_root, place_of
+from shirabe.llm.protocol import ChatModel
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.records import (
     Answer,
     Chunk,
+    Document,
     FileResult,
     Filters,
     Hit,
@@ -108,12 +111,16 @@ class Shirabe:
         embedder: Embedder | None = None,
         tokenizer: Tokenizer | None = None,
         chunker: Chunker | None = None,
+        ingest_model: ChatModel | None = None,
     ) -> None:
+        """Components not given are made from ``settings``; ``ingest_model`` is the chat model
+        that writes at ingest (questions, rewrites of broken PDF pages)."""
         self.settings = settings or Settings()
         self._store = store
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._chunker = chunker
+        self._ingest_model_given = ingest_model
         self._bound = False
         self._root_read: tuple[float, Path | None] | None = None
 
@@ -311,6 +318,7 @@ class Shirabe:
             on_change=audit,
             skip=[] if area == self.uploads else [self.uploads],
             enricher=self.enricher,
+            cleaner=self.cleaner,
         )
 
     @cached_property
@@ -319,12 +327,31 @@ class Shirabe:
         (``SHIRABE_ENRICH_QUESTIONS``), or None."""
         if not self.settings.enrich_questions:
             return None
-        model = make_chat(self.settings)
+        model, origin = self._ingest_model("enrich_questions")
+        return Enricher(model, EnrichmentCache(self.settings.home / "enrichment.sqlite3"), origin)
+
+    @cached_property
+    def cleaner(self) -> PageCleaner | None:
+        """Rewrites of broken PDF pages by the chat model (``SHIRABE_CLEAN_PDF_PAGES``), or
+        None."""
+        settings = self.settings
+        if not settings.clean_pdf_pages:
+            return None
+        model, origin = self._ingest_model("clean_pdf_pages")
+        cache = EnrichmentCache(settings.home / "enrichment.sqlite3")
+        return PageCleaner(model, cache, origin, settings.clean_page_max_chars)
+
+    def _ingest_model(self, setting: str) -> tuple[ChatModel, str]:
+        """The chat model that writes at ingest (one for every use), and where it is."""
+        model = self._ingest_model_given or self.__dict__.get("_writer")
         if model is None:
-            raise ConfigurationError(
-                "enrich_questions needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
-                "azure) and its model"
-            )
+            model = make_chat(self.settings)
+            if model is None:
+                raise ConfigurationError(
+                    f"{setting} needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
+                    "azure) and its model"
+                )
+            self.__dict__["_writer"] = model
         settings = self.settings
         origin = str(
             settings.llm_model_path
@@ -333,15 +360,21 @@ class Shirabe:
             or settings.llm_preset
             or ""
         )
-        return Enricher(model, EnrichmentCache(settings.home / "enrichment.sqlite3"), origin)
+        return model, origin
 
     def passages(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, list[Chunk]]]:
         """Each file under ``paths`` with the passages an ingest would make of it, without
         embedding or storing anything."""
+        for key, _document, chunks in self.documents(paths):
+            yield key, chunks
+
+    def documents(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, Document, list[Chunk]]]:
+        """Each file under ``paths`` as an ingest would read it (loaded, and its passages),
+        without embedding or storing anything."""
         given = [Path(p) for p in paths]
         root = self.document_root or common_root(given)  # an estimate records no root
         if root is not None:
-            yield from self._ingestor(root, area=None, actor=None).chunks(given)
+            yield from self._ingestor(root, area=None, actor=None).documents(given)
 
     def key_of(self, path: Path | str) -> str:
         """The key a file is (or would be) stored under."""
@@ -628,9 +661,10 @@ class Shirabe:
         return self.backend.migrate(embeddings_from=embeddings_from)
 
     def close(self) -> None:
-        enricher = self.__dict__.get("enricher")
-        if enricher is not None:
-            enricher.close()
+        for writer in ("enricher", "cleaner", "_writer"):
+            part = self.__dict__.get(writer)
+            if part is not None:
+                part.close()
         generator = self.__dict__.get("generator")  # only if it was ever made
         close_generator = getattr(generator, "close", None)
         if callable(close_generator):

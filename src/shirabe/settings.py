@@ -235,6 +235,19 @@ class Settings(BaseSettings):
         "and keywords for each passage, indexed for BM25 only (doc2query); cached per passage "
         "and model in <home>/enrichment.sqlite3.",
     )
+    clean_pdf_pages: bool = Field(
+        default=False,
+        description="At ingest, have the chat model (SHIRABE_GENERATOR) rewrite PDF pages whose "
+        "text reads as broken (OCR, noise characters, figures glued to words) into clean "
+        "Markdown, indexed for search beside the page; shown and quoted text stays the page's "
+        "own. Cached per page and model in <home>/enrichment.sqlite3.",
+    )
+    clean_page_max_chars: int = Field(
+        default=2000,
+        ge=100,
+        le=20_000,
+        description="Longer broken pages are not rewritten (SHIRABE_CLEAN_PDF_PAGES).",
+    )
     watch_debounce_ms: int = Field(
         default=1000,
         ge=50,

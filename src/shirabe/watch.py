@@ -20,7 +20,7 @@ from pathlib import Path
 
 from shirabe.engine import Shirabe
 from shirabe.errors import IndexBusyError, ShirabeError
-from shirabe.indexing.ingest import is_ignored
+from shirabe.indexing.walk import is_ignored
 from shirabe.loaders.registry import supported_extensions
 from shirabe.records import IngestReport
 

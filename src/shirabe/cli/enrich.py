@@ -4,8 +4,9 @@ before an ingest, with the cost shown first."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.markup import escape
@@ -22,8 +23,10 @@ from shirabe.cli.options import (
 from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import err, out, print_report
 from shirabe.errors import ConfigurationError
-from shirabe.indexing.enrich import Enricher
+from shirabe.indexing.cleanup import BrokenPage
 from shirabe.records import Chunk
+
+T = TypeVar("T")
 
 
 @with_options
@@ -32,58 +35,85 @@ def enrich(
     index: IndexOption = None,
     dry_run: Annotated[
         bool,
-        typer.Option("--dry-run", help="Only count the passages and estimate the minutes."),
+        typer.Option("--dry-run", help="Only count what to write and estimate the minutes."),
     ] = False,
     *,
     model: ModelOptions,
 ) -> None:
-    """Have the chat model write likely questions and keywords for each passage (indexed for
-    BM25 only; SHIRABE_ENRICH_QUESTIONS=true), then ingest. Written passages are kept, so a
-    run that stops resumes; --dry-run says how many passages and about how many minutes."""
+    """Have the chat model write what an ingest indexes beside the documents, then ingest:
+    likely questions and keywords for each passage (SHIRABE_ENRICH_QUESTIONS=true) and clean
+    rewrites of broken PDF pages (SHIRABE_CLEAN_PDF_PAGES=true). What is written is kept, so a
+    run that stops resumes; --dry-run says how much there is and about how many minutes."""
     with errors():
         settings = make_settings(model, index=index)
-        if not settings.enrich_questions:
+        if not (settings.enrich_questions or settings.clean_pdf_pages):
             raise ConfigurationError(
-                "set SHIRABE_ENRICH_QUESTIONS=true (in the environment or .env), so that every "
-                "later ingest keeps the questions too"
+                "set SHIRABE_ENRICH_QUESTIONS=true or SHIRABE_CLEAN_PDF_PAGES=true (in the "
+                "environment or .env), so that every later ingest keeps what is written too"
             )
         with opened(settings, indexed=False) as shirabe:
-            enricher = shirabe.enricher
-            assert enricher is not None
+            enricher, cleaner = shirabe.enricher, shirabe.cleaner
             with out.status("reading the files…"):
-                files = list(shirabe.passages(folders))
-            wanted = [c for _key, chunks in files for c in enricher.wanted(chunks)]
-            missing = enricher.missing(wanted)
-            per_passage = enricher.mean_seconds()
-            if per_passage is None and missing:
-                with out.status(f"timing {enricher.model} on one passage…"):
-                    started = time.perf_counter()
-                    enricher.write(missing.pop(0))
-                    per_passage = time.perf_counter() - started
-            minutes = len(missing) * (per_passage or 0) / 60
-            out.print(
-                f"{len(files)} files, {len(wanted)} passages: "
-                f"{len(wanted) - len(missing)} written, {len(missing)} to write with "
-                f"{escape(enricher.model)}"
-                + (f" (about {minutes:.1f} minutes at {per_passage:.1f} s each)" if missing else "")
-            )
+                files = list(shirabe.documents(folders))
+            out.print(f"{len(files)} files")
+            pages: list[BrokenPage] = []
+            passages: list[Chunk] = []
+            if cleaner is not None:
+                broken = [p for _key, doc, _chunks in files for p in cleaner.pages(doc)]
+                pages = cleaner.missing(broken)
+                seconds = _timed(cleaner.mean_seconds(), pages, cleaner.write, "page")
+                _estimate("broken PDF pages", len(broken), pages, cleaner.model, seconds)
+            if enricher is not None:
+                wanted = [c for _key, _doc, chunks in files for c in enricher.wanted(chunks)]
+                passages = enricher.missing(wanted)
+                seconds = _timed(enricher.mean_seconds(), passages, enricher.write, "passage")
+                _estimate("passages", len(wanted), passages, enricher.model, seconds)
             if dry_run:
                 return
-            write_all(enricher, missing)
+            if cleaner is not None:
+                write_all("rewriting pages", pages, cleaner.write, lambda p: f"page {p.number}")
+            if enricher is not None:
+                write_all("writing questions", passages, enricher.write, _source_name)
             print_report(ingest_with_progress(shirabe, folders))
 
 
-def write_all(enricher: Enricher, missing: list[Chunk]) -> None:
-    """Write for each passage with a bar; Ctrl-C keeps what is written."""
+def _timed(mean: float | None, missing: list[T], write: Callable[[T], str], what: str) -> float:
+    """Seconds per item: the cache's mean so far, or one item written (and taken off
+    ``missing``) while the user waits."""
+    if mean is not None or not missing:
+        return mean or 0.0
+    with out.status(f"timing the model on one {what}…"):
+        started = time.perf_counter()
+        write(missing.pop(0))
+        return time.perf_counter() - started
+
+
+def _estimate(what: str, total: int, missing: list[T], model: str, seconds: float) -> None:
+    minutes = len(missing) * seconds / 60
+    out.print(
+        f"{total} {what}: {total - len(missing)} written, {len(missing)} to write with "
+        f"{escape(model)}"
+        + (f" (about {minutes:.1f} minutes at {seconds:.1f} s each)" if missing else "")
+    )
+
+
+def _source_name(chunk: Chunk) -> str:
+    return Path(chunk.source).name
+
+
+def write_all(
+    label: str, missing: list[T], write: Callable[[T], str], name: Callable[[T], str]
+) -> None:
+    """Write for each item with a bar; Ctrl-C keeps what is written."""
     if not missing:
         return
     with bar() as progress:
         progress.columns = (*progress.columns[:-1], TimeRemainingColumn(), progress.columns[-1])
-        task = progress.add_task("writing questions", total=len(missing), item="")
+        task = progress.add_task(label, total=len(missing), item="")
         try:
-            for chunk in missing:
-                progress.update(task, item=Path(chunk.source).name)
-                enricher.write(chunk)
+            for item in missing:
+                progress.update(task, item=name(item))
+                write(item)
                 progress.advance(task)
         except KeyboardInterrupt:
             err.print("[yellow]stopped: what was written is kept; run again to go on[/]")

@@ -195,7 +195,7 @@ class Enricher:
         return self._cache.mean_seconds(self._model.name)
 
     def close(self) -> None:
-        self._model.close()
+        """Close the cache (the model is its owner's to close)."""
         self._cache.close()
 
 

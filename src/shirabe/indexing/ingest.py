@@ -5,9 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -16,8 +15,16 @@ from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
+from shirabe.indexing.cleanup import PageCleaner
 from shirabe.indexing.enrich import Enricher
-from shirabe.indexing.passages import chunk_terms, pool, vector_plan
+from shirabe.indexing.passages import (
+    chunk_terms,
+    page_rewrite,
+    pool,
+    rewrite_text,
+    vector_plan,
+    with_rewrite,
+)
 from shirabe.indexing.places import Place, place_of
 from shirabe.indexing.tags import (
     CATEGORY,
@@ -29,135 +36,18 @@ from shirabe.indexing.tags import (
     groups_json,
     tags_version,
 )
+from shirabe.indexing.walk import on_disk, walk
 from shirabe.loaders.protocol import LoadError, LoadOptions
-from shirabe.loaders.registry import loader_for, supported_extensions
+from shirabe.loaders.registry import loader_for
 from shirabe.loaders.worker import TimedLoader
 from shirabe.records import Chunk, Document, FileOutcome, FileResult, IngestReport, SourceInfo
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
-from shirabe.text.paths import readable_path
 from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
 
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY_SECONDS = 60.0
-
-_TEMP_SUFFIXES = ("~", ".tmp", ".temp", ".swp", ".swo", ".bak", ".part", ".crdownload")
-
-
-def is_ignored(name: str) -> bool:
-    """Hidden files, Office lock files (``~$x.docx``) and editor or download leftovers."""
-    return (
-        name.startswith((".", "~$", "#"))
-        or name.endswith(_TEMP_SUFFIXES)
-        or name in {"Thumbs.db", "desktop.ini"}
-    )
-
-
-Problem = Callable[[Path, str], None]
-"""Told of a path below a walked folder that cannot be read, and why."""
-
-
-def _identities(folders: Sequence[Path]) -> set[tuple[int, int]]:
-    """The (device, inode) of each folder that exists."""
-    found = set()
-    for folder in folders:
-        try:
-            st = folder.stat()
-        except OSError:
-            continue
-        found.add((st.st_dev, st.st_ino))
-    return found
-
-
-def _link(path: Path, folder: Path, inside: Path | None) -> str | None:
-    """What to do with a symbolic link met while walking ``folder``: ``None`` to follow it,
-    ``"skip"`` when its target lies inside the document root ``inside`` (resolved), where it
-    is read at its own place, or the reason it is a failure of the run."""
-    target = os.path.realpath(path)
-    if not os.path.exists(target):
-        return "broken symbolic link: its target does not exist"
-    if inside is None or place_of(target, inside) is None:
-        return None  # a way out of the root: read where it is written
-    here = os.path.realpath(folder)
-    if os.path.isdir(target) and (here == target or here.startswith(target.rstrip("/") + "/")):
-        return "symbolic link loop: it points to a folder that holds it"
-    return "skip"
-
-
-def _ignore(_path: Path, _reason: str) -> None:
-    pass
-
-
-def walk(
-    root: Path,
-    problem: Problem | None = None,
-    skip: Sequence[Path] = (),
-    inside: Path | None = None,
-) -> Iterator[Path]:
-    """Supported files below ``root`` in sorted order. Folders in ``skip`` (the uploads area)
-    are never read. Symbolic links into the document root ``inside`` are not followed (their
-    targets are read at their own place); other symlinked folders are followed once.
-
-    Folders that cannot be listed, symbolic link loops and links whose target is missing are
-    given to ``problem`` with the reason.
-    """
-    extensions = supported_extensions()
-    skipped = _identities(skip)
-    seen = set(skipped)
-    base = Path(os.path.realpath(inside)) if inside is not None else None
-
-    def report(path: Path, reason: str) -> None:
-        log.info("%s: %s", path, reason)
-        (problem or _ignore)(path, reason)
-
-    def visit(folder: Path) -> Iterator[Path]:
-        try:
-            st = folder.stat()
-        except OSError as exc:
-            report(folder, f"cannot read folder: {exc.strerror or exc}")
-            return
-        if (st.st_dev, st.st_ino) in skipped:
-            return  # kept by the server as uploads, with readers of their own place
-        if (st.st_dev, st.st_ino) in seen:
-            report(folder, "symbolic link loop: this folder is already being read")
-            return
-        seen.add((st.st_dev, st.st_ino))
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            report(folder, f"cannot list folder: {exc.strerror or exc}")
-            return
-        for entry in entries:
-            if not is_ignored(entry.name):
-                yield from visit_entry(entry, folder)
-
-    def visit_entry(entry: os.DirEntry[str], folder: Path) -> Iterator[Path]:
-        path = Path(entry.path)
-        try:
-            verdict = _link(path, folder, base) if entry.is_symlink() else None
-            if verdict == "skip":
-                return
-            if verdict is not None:
-                report(path, verdict)
-            elif entry.is_dir():
-                yield from visit(path)
-            elif entry.is_file() and path.suffix.lower() in extensions:
-                yield path
-        except OSError as exc:
-            report(path, exc.strerror or str(exc))
-
-    yield from visit(root)
-
-
-def _on_disk(key: str) -> bool:
-    """Whether a key not seen by the walk is still a file on disk, as written. Keys that are no
-    path as written (NFD names of an older index, undecodable names) were not seen: gone.
-    A file that cannot even be looked at is kept."""
-    try:
-        return Path(key).is_file() and readable_path(key) == key
-    except OSError:
-        return True
 
 
 def fingerprint(key: str, path: Path, data: bytes) -> SourceRecord:
@@ -211,6 +101,7 @@ class Ingestor:
         on_change: Change | None = None,
         skip: Sequence[Path] = (),
         enricher: Enricher | None = None,
+        cleaner: PageCleaner | None = None,
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -227,8 +118,10 @@ class Ingestor:
         self._on_change = on_change or (lambda _action, _key, _detail: None)
         self._enricher = enricher
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
-        if enricher is not None:  # files indexed without (or with other) questions: again
-            self._signature += f":{enricher.signature}"
+        self._cleaner = cleaner
+        for writer in (enricher, cleaner):  # files indexed without (or with other) texts: again
+            if writer is not None:
+                self._signature += f":{writer.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 
@@ -296,19 +189,20 @@ class Ingestor:
         notify(IngestEvent("done", len(files), len(files)))
         return report
 
-    def chunks(self, paths: Sequence[Path]) -> Iterator[tuple[str, list[Chunk]]]:
-        """Each readable file under ``paths`` with its passages, as an ingest would make them
-        (nothing is embedded or stored): for estimates before a costly ingest."""
+    def documents(self, paths: Sequence[Path]) -> Iterator[tuple[str, Document, list[Chunk]]]:
+        """Each readable file under ``paths``, loaded, with its passages, as an ingest would
+        make them (nothing is embedded or stored): for estimates before a costly ingest."""
         try:
             for given in paths:
                 place, folder = self.place(given), given.is_dir()
                 for path in self._walk(given)[0] if folder else [given]:
                     key = place.child(path.relative_to(given).parts).key if folder else place.key
                     try:
-                        chunks = self._chunker.chunk(self._loader.load(path))
+                        document = self._loader.load(path)
+                        chunks = self._chunker.chunk(document)
                     except Exception:  # a broken file is the ingest's to report
                         continue
-                    yield key, chunks
+                    yield key, document, chunks
         finally:
             self._loader.close()
 
@@ -344,7 +238,7 @@ class Ingestor:
             if folder.is_file():
                 continue
             for info in self._store.list_sources(under=place.key):
-                if info.path not in present and not _on_disk(info.path):
+                if info.path not in present and not on_disk(info.path):
                     gone[info.path] = info
         return [gone[k] for k in sorted(gone)]
 
@@ -410,11 +304,12 @@ class Ingestor:
             return FileResult(key, "unchanged", chunks=previous.chunks)
         if loader_for(path) is None:
             return self._fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
-        unwritten = self._enricher.failed if self._enricher else 0
+        unwritten = self._unwritten()
         try:
             document = self._loader.load(path)
             chunks = self._chunker.chunk(document)
-            indexed = self._index(chunks)
+            rewrites = self._cleaner.rewrites(document) if self._cleaner else {}
+            indexed = self._index(chunks, rewrites)
         except LoadError as exc:
             return self._fail(place, exc.reason, record)
         except (StoreError, ReaderUnavailableError):  # not this file's fault: stop the run
@@ -426,9 +321,9 @@ class Ingestor:
             return self._fail(place, "no text found", record)
         warnings = tuple(document.warnings)
         tags = self._tags(place, document, previous)
-        if self._enricher and self._enricher.failed > unwritten:  # asked again next time
-            count = self._enricher.failed - unwritten
-            warnings += (f"{count} passages without written questions (the model failed)",)
+        if self._unwritten() > unwritten:  # asked again next time
+            count = self._unwritten() - unwritten
+            warnings += (f"{count} passages or pages not written by the model (it failed)",)
             tags[TAGS_VERSION] += ":incomplete"
         self._store.replace_source(replace(record, metadata=tags, warnings=warnings), indexed)
         self._changed(key, previous, tags)
@@ -461,9 +356,22 @@ class Ingestor:
         log.info("%s: %s", place.key, reason)  # the report lists it; no duplicate on stderr
         return FileResult(place.key, "failed", reason=reason)
 
-    def _index(self, chunks: Sequence[Chunk]) -> list[IndexedChunk]:
+    def _unwritten(self) -> int:
+        """Passages and pages the chat model failed to write for, so far."""
+        return sum(w.failed for w in (self._enricher, self._cleaner) if w is not None)
+
+    def _index(
+        self, chunks: Sequence[Chunk], rewrites: Mapping[int, str] | None = None
+    ) -> list[IndexedChunk]:
+        """Embed and tokenise ``chunks``; a chunk on a page in ``rewrites`` (page number →
+        the model's clean text of a broken PDF page) is also found by that text."""
+        rewrites = rewrites or {}
         plans = [
-            vector_plan(c, sentences=self._sentence_vectors, pooled=self._pooled_chunk_vectors)
+            with_rewrite(
+                vector_plan(c, sentences=self._sentence_vectors, pooled=self._pooled_chunk_vectors),
+                c,
+                page_rewrite(c, rewrites),
+            )
             for c in chunks
         ]
         model = self._embedder.name
@@ -478,7 +386,7 @@ class Ingestor:
         )
         for plan in plans:
             if plan.pooled and plan.keys[0] not in cached:
-                parts = [new[k] if k in new else cached[k] for k in plan.keys[1:]]
+                parts = [new[k] if k in new else cached[k] for k in plan.sentence_keys]
                 new[plan.keys[0]] = pool(parts, plan.weights)
         if new:
             self._store.put_embeddings(model, new)
@@ -486,6 +394,11 @@ class Ingestor:
         indexed = []
         for chunk, plan, extra in zip(chunks, plans, extras, strict=True):
             tokens, sentence_tokens = chunk_terms(chunk, self._tokenizer.tokenize)
+            rewrite = page_rewrite(chunk, rewrites)
+            if rewrite:  # one more unit: the page as the model rewrote it
+                rewritten = self._tokenizer.tokenize(rewrite_text(chunk, rewrite))
+                sentence_tokens = [*(sentence_tokens or [list(tokens)]), rewritten]
+                tokens += rewritten
             if extra:  # the model's questions and keywords: lexical side only
                 tokens += self._tokenizer.tokenize(extra)
             indexed.append(

@@ -59,11 +59,13 @@ def embedding_key(text: str) -> str:
 class VectorPlan:
     """How a chunk gets its vectors: ``texts`` are embedded (their keys are ``keys``, the
     chunk's own first); when ``pooled``, the chunk's own vector is not embedded but pooled
-    from its sentences' vectors (the rest of ``keys``), weighted by their lengths."""
+    from its sentences' vectors, weighted by their lengths. With ``rewrite``, the last text is
+    the model's rewrite of the chunk's broken page, a unit of its own, not pooled."""
 
     texts: tuple[str, ...]
     keys: tuple[str, ...]
     pooled: bool
+    rewrite: bool = False
 
     @property
     def embedded(self) -> dict[str, str]:
@@ -72,8 +74,14 @@ class VectorPlan:
         return dict(zip(self.keys[skip:], self.texts[skip:], strict=True))
 
     @property
+    def sentence_keys(self) -> tuple[str, ...]:
+        """The keys of the chunk's sentence units (what a pooled vector is made of)."""
+        return self.keys[1 : len(self.keys) - self.rewrite]
+
+    @property
     def weights(self) -> list[int]:
-        return [len(t) for t in self.texts[1:]] if self.pooled else []
+        sentences = self.texts[1 : len(self.texts) - self.rewrite]
+        return [len(t) for t in sentences] if self.pooled else []
 
 
 def vector_plan(chunk: Chunk, *, sentences: bool, pooled: bool) -> VectorPlan:
@@ -85,6 +93,30 @@ def vector_plan(chunk: Chunk, *, sentences: bool, pooled: bool) -> VectorPlan:
     if not (pooled and len(texts) > 1):
         return VectorPlan(tuple(texts), tuple(keys), pooled=False)
     return VectorPlan(tuple(texts), (pooled_key(keys[1:]), *keys[1:]), pooled=True)
+
+
+def page_rewrite(chunk: Chunk, rewrites: Mapping[int, str]) -> str:
+    """The model's rewrite of the PDF page ``chunk`` is on (by page number), or ""."""
+    page = chunk.locator.get("page")
+    return rewrites.get(page, "") if isinstance(page, int) else ""
+
+
+def rewrite_text(chunk: Chunk, rewrite: str) -> str:
+    """A page rewrite as indexed for a chunk: under the chunk's headings."""
+    head = context_line(chunk)
+    return f"{head}\n{rewrite}" if head else rewrite
+
+
+def with_rewrite(plan: VectorPlan, chunk: Chunk, rewrite: str) -> VectorPlan:
+    """``plan`` with one more unit, the page's rewrite; a chunk without sentence units gets
+    its own vector as its first unit (it was its own single sentence)."""
+    if not rewrite:
+        return plan
+    text = rewrite_text(chunk, rewrite)
+    texts, keys = plan.texts, plan.keys
+    if len(keys) == 1:
+        texts, keys = texts * 2, keys * 2
+    return VectorPlan((*texts, text), (*keys, embedding_key(text)), plan.pooled, rewrite=True)
 
 
 def pooled_key(sentence_keys: Sequence[str]) -> str:

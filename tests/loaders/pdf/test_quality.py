@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.loaders.pdf.quality import text_quality
+from shirabe.loaders.pdf.quality import glued_figures, looks_garbled, text_quality
 
 GOOD_JA = "化粧品に配合される防腐剤は、別表第3に掲げる物でなければならない。"
 GOOD_EN = "Dense passage retrieval outperforms BM25 on open-domain question answering."
@@ -39,3 +39,21 @@ def test_text_quality_names_its_reasons() -> None:
     assert "cid" in text_quality("(cid:1)(cid:2)").reasons
     assert "mixed scripts" in text_quality("ίϯύϥϒϧͳ৽ฉࣄه͔Βͷݻ༗දݱ").reasons
     assert text_quality(GOOD_JA).reasons == ()
+
+
+GLUED = [
+    # (name, text, glued figures counted by hand, reads as garbled)
+    ("columns read across", "カルバニリド ○ 0.30 0.30パラクロル 0.25 0.25ハロカルバン", 2, True),
+    ("numbered items glued", "m－ジオキサン2 アミノエーテル型の剤3 エストラジオール", 2, True),
+    ("rows in one cell", "| 成分 | 量 |\n|---|---|\n| アラントイン | 1.0g 1.0g 2.0g |", 2, True),
+    ("katakana units", "重さは約9.2キロ、保証は12ヶ月、距離は3メートルです。", 0, False),
+    ("article numbers", "第3 条の規定により、第12 項を適用する。", 0, False),
+    ("times in a table", "| 窓口 | 受付時間 |\n|---|---|\n| 市民課 | 8:30〜17:15 |", 0, False),
+    ("one glued figure in prose", "価格は3000円です。" * 10 + "型番2 モデル", 1, False),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "glued", "garbled"), GLUED, ids=[g[0] for g in GLUED])
+def test_glued_figures_golden_table(name: str, text: str, glued: int, garbled: bool) -> None:
+    assert glued_figures(text) == glued, name
+    assert looks_garbled(text) is garbled, name

@@ -300,7 +300,7 @@ class _Renderer:
         if not text:
             warn(f"page {number}: no text layer and OCR found no text")
             return ""
-        warn(f"page {number}: text from OCR")
+        warn(ocr.ocr_note(number))
         return text
 
     def _render(self, number: int) -> Path:

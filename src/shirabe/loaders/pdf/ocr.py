@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -24,6 +26,19 @@ logger = logging.getLogger(__name__)
 OCR_TIMEOUT_SECONDS = 300.0
 """Per Tesseract run: a 300 dpi page takes 10-30 s on two busy cores; a hang is cut off."""
 OCR_THREADS = 1
+_OCR_NOTE = "page {}: text from OCR"
+_OCR_NOTE_PATTERN = re.compile(r"page (\d+): text from OCR")
+
+
+def ocr_note(number: int) -> str:
+    """The document warning that page ``number``'s text was read by OCR."""
+    return _OCR_NOTE.format(number)
+
+
+def ocr_pages(warnings: Iterable[str]) -> set[int]:
+    """The pages a document's warnings say were read by OCR."""
+    found = (_OCR_NOTE_PATTERN.fullmatch(w) for w in warnings)
+    return {int(m.group(1)) for m in found if m}
 
 
 class OcrError(Exception):

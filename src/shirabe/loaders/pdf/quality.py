@@ -102,3 +102,43 @@ def _script(char: str) -> str:
     """The first word of the character's Unicode name: LATIN, CJK, GREEK, BENGALI, ..."""
     name = unicodedata.name(char, "")
     return name.split(" ", 1)[0] if name else "UNKNOWN"
+
+
+GLUED_PER_1000 = 4.0
+"""Figures glued to the words around them per 1,000 visible characters from which a page reads
+as broken: its table cells or list items were joined in the wrong order."""
+_KATAKANA_UNITS = (
+    "キロ|メートル|センチ|ミリ|グラム|トン|リットル|ヘクタール|パーセント|ポイント|ドル|ユーロ"
+    "|ポンド|ページ|ビット|バイト|ヶ月|カ月|ヵ月|ケ月|ヶ所|カ所|ヵ所|ケ所|ヶ国|カ国|ヵ国|ケ国"
+    "|マイル|フィート|インチ|カロリー|ボルト|ワット|アンペア|ヘルツ|モル|ドット|ピクセル|フレーム"
+    "|バーツ|ウォン|ルピー|ルーブル|フラン|マルク|セント|ペンス|ヤード|ノット|シーベルト|ベクレル"
+)
+# "0.30パラクロル…": a figure with a katakana word after it, no space, that is not its unit
+_FIGURE_THEN_WORD = re.compile(rf"\d(?:[\d.,]*\d)?(?!\d|[.,]\d|{_KATAKANA_UNITS})[ァ-ヶー]")
+# "…サン2 アミノ…": a list number between two words, glued to the first
+_NUMBER_INSIDE_WORDS = re.compile(r"[ァ-ヶー一-龥々](?<!第)\d{1,2} (?=[ァ-ヶー一-龥々])")
+# a table cell holding the figures of several rows: "| 1.0g 1.0g 2.0g |"
+_CELL = re.compile(r"(?<=\|)[^|\n]+(?=\|)")
+_FIGURE = re.compile(r"(?:\d+(?:\.\d+)?[a-zA-Z%％]{0,2}|[○〇])")
+
+
+def glued_figures(text: str) -> int:
+    """How many figures in ``text`` sit glued between words, as when a PDF's table columns or
+    numbered list items are read across: 「0.30パラクロルフェノール」, 「ジオキサン2 アミノ…」.
+    A table cell with three figures or more side by side, each a word of its own, holds the
+    figures of several rows (「| 1.0g 1.0g 2.0g |」) and counts once per figure beyond the
+    first. A katakana unit after a figure (3キロ, 6ヶ月) and 「第3 条」 are not counted."""
+    glued = len(_FIGURE_THEN_WORD.findall(text)) + len(_NUMBER_INSIDE_WORDS.findall(text))
+    for cell in _CELL.findall(text):
+        figures = sum(1 for word in cell.split() if _FIGURE.fullmatch(word))
+        if figures >= 3:
+            glued += figures - 1
+    return glued
+
+
+def looks_garbled(text: str) -> bool:
+    """Whether a page's text, although readable, is in a broken order: enough glued figures
+    for its length (:data:`GLUED_PER_1000`), at least two."""
+    glued = glued_figures(text)
+    visible = len(_SPACE.sub("", text))
+    return glued >= 2 and glued * 1000 >= GLUED_PER_1000 * max(visible, 1)
