@@ -7,6 +7,7 @@ import getpass
 import logging
 import os
 import socket
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -121,6 +122,7 @@ class Shirabe:
         self._tokenizer = tokenizer
         self._chunker = chunker
         self._ingest_model_given = ingest_model
+        self._writers = threading.RLock()
         self._bound = False
         self._root_read: tuple[float, Path | None] | None = None
 
@@ -327,8 +329,10 @@ class Shirabe:
         (``SHIRABE_ENRICH_QUESTIONS``), or None."""
         if not self.settings.enrich_questions:
             return None
-        model, origin = self._ingest_model("enrich_questions")
-        return Enricher(model, EnrichmentCache(self.settings.home / "enrichment.sqlite3"), origin)
+        with self._writers:  # a watcher and an upload may ask at once
+            model, origin = self._ingest_model("enrich_questions")
+            cache = EnrichmentCache(self.settings.home / "enrichment.sqlite3")
+            return Enricher(model, cache, origin)
 
     @cached_property
     def cleaner(self) -> PageCleaner | None:
@@ -337,13 +341,16 @@ class Shirabe:
         settings = self.settings
         if not settings.clean_pdf_pages:
             return None
-        model, origin = self._ingest_model("clean_pdf_pages")
-        cache = EnrichmentCache(settings.home / "enrichment.sqlite3")
-        return PageCleaner(model, cache, origin, settings.clean_page_max_chars)
+        with self._writers:
+            model, origin = self._ingest_model("clean_pdf_pages")
+            cache = EnrichmentCache(settings.home / "enrichment.sqlite3")
+            return PageCleaner(model, cache, origin, settings.clean_page_max_chars)
 
     def _ingest_model(self, setting: str) -> tuple[ChatModel, str]:
         """The chat model that writes at ingest (one for every use), and where it is."""
-        model = self._ingest_model_given or self.__dict__.get("_writer")
+        model = self._ingest_model_given
+        if model is None:
+            model = self.__dict__.get("_writer")
         if model is None:
             model = make_chat(self.settings)
             if model is None:

@@ -1,7 +1,7 @@
 """Questions and keywords, and rewrites of broken PDF pages, written at ingest by a real GGUF
 chat model run in-process (Gemma 3 270M from PyPI: too small to write useful ones, so this
-checks the path, not their quality; bench/enrich.py and bench/cleanup.py measure that with a
-1.5B model): every passage or page is written for once, an unchanged re-ingest asks the model
+checks the path, not their quality; bench/enrich.py and eval/fixture_pdfs.yaml measure that with
+a 1.5B model): every passage or page is written for once, an unchanged re-ingest asks the model
 nothing, and switching the setting re-indexes."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from shirabe.cli.options import (
 )
 from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import err, out, print_report
-from shirabe.errors import ConfigurationError
+from shirabe.errors import ConfigurationError, GeneratorError
 from shirabe.indexing.cleanup import BrokenPage
 from shirabe.records import Chunk
 
@@ -71,7 +71,7 @@ def enrich(
             if dry_run:
                 return
             if cleaner is not None:
-                write_all("rewriting pages", pages, cleaner.write, lambda p: f"page {p.number}")
+                write_all("rewriting pages", pages, cleaner.write, _page_name)
             if enricher is not None:
                 write_all("writing questions", passages, enricher.write, _source_name)
             print_report(ingest_with_progress(shirabe, folders))
@@ -84,7 +84,12 @@ def _timed(mean: float | None, missing: list[T], write: Callable[[T], str], what
         return mean or 0.0
     with out.status(f"timing the model on one {what}…"):
         started = time.perf_counter()
-        write(missing.pop(0))
+        item = missing.pop(0)
+        try:
+            write(item)
+        except GeneratorError as exc:  # asked again below, and timed by the next one
+            err.print(f"[yellow]the model failed on one {what}: {escape(str(exc))}[/]")
+            missing.append(item)
         return time.perf_counter() - started
 
 
@@ -97,6 +102,10 @@ def _estimate(what: str, total: int, missing: list[T], model: str, seconds: floa
     )
 
 
+def _page_name(page: BrokenPage) -> str:
+    return f"{Path(page.path).name} p.{page.number}"
+
+
 def _source_name(chunk: Chunk) -> str:
     return Path(chunk.source).name
 
@@ -104,17 +113,24 @@ def _source_name(chunk: Chunk) -> str:
 def write_all(
     label: str, missing: list[T], write: Callable[[T], str], name: Callable[[T], str]
 ) -> None:
-    """Write for each item with a bar; Ctrl-C keeps what is written."""
+    """Write for each item with a bar; an item the model fails on is left for the ingest (which
+    indexes it without and asks again next time); Ctrl-C keeps what is written."""
     if not missing:
         return
+    failed: list[str] = []
     with bar() as progress:
         progress.columns = (*progress.columns[:-1], TimeRemainingColumn(), progress.columns[-1])
         task = progress.add_task(label, total=len(missing), item="")
         try:
             for item in missing:
                 progress.update(task, item=name(item))
-                write(item)
+                try:
+                    write(item)
+                except GeneratorError as exc:
+                    failed.append(f"{name(item)}: {exc}")
                 progress.advance(task)
         except KeyboardInterrupt:
             err.print("[yellow]stopped: what was written is kept; run again to go on[/]")
             raise typer.Exit(130) from None
+    if failed:
+        err.print(f"[yellow]the model failed on {len(failed)} ({escape(failed[0])})[/]")

@@ -17,7 +17,7 @@ import logging
 import re
 import time
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shirabe.errors import GeneratorError
@@ -25,12 +25,15 @@ from shirabe.indexing.enrich import EnrichmentCache
 from shirabe.llm.protocol import ChatModel, Message
 from shirabe.loaders.pdf.ocr import ocr_pages
 from shirabe.loaders.pdf.quality import looks_garbled, text_quality
-from shirabe.records import Document
+from shirabe.records import Chunk, Document
 
 log = logging.getLogger(__name__)
 
 VERSION = "1"
-"""Changes with the prompt, the checks or what counts as broken: pages are rewritten again."""
+"""Changes with the prompt or the checks: pages are rewritten again."""
+INDEXING = "2"
+"""Changes with what counts as broken or how a rewrite is indexed: files are indexed again
+(their rewrites come from the cache)."""
 SYSTEM = "あなたはPDFから取り出した文字列を読みやすく整える担当者です。"
 PROMPT = "\n".join(
     [
@@ -64,8 +67,9 @@ _MARKUP = re.compile(r"[\s|#*`>_~:：\-－—・]+")
 
 @dataclass(frozen=True, slots=True)
 class BrokenPage:
-    """A page to rewrite: its number, its text and why it counts as broken."""
+    """A page to rewrite: its file, number and text, and why it counts as broken."""
 
+    path: str
     number: int
     text: str
     reason: str
@@ -89,7 +93,7 @@ def broken_pages(document: Document, max_chars: int = MAX_PAGE_CHARS) -> list[Br
             reason = "figures glued to words"
         else:
             continue
-        found.append(BrokenPage(number, part.text, reason))
+        found.append(BrokenPage(document.path, number, part.text, reason))
     return found
 
 
@@ -107,6 +111,33 @@ def faithful(page: str, rewrite: str) -> bool:
         return False
     shared = len(made & given)
     return shared >= MIN_PRECISION * len(made) and shared >= MIN_RECALL * len(given)
+
+
+def shares(chunks: Sequence[Chunk], rewrites: Mapping[int, str]) -> list[str]:
+    """Each chunk's share of its page's rewrite (``rewrites``: page number → text), "" for a
+    chunk on a page without one. A page of one passage gets all of it; on a page of several,
+    each line of the rewrite goes to the passage it shares the most character pairs with, so a
+    passage is not found by the words of another part of its page."""
+    out = [""] * len(chunks)
+    by_page: dict[int, list[int]] = {}
+    for i, chunk in enumerate(chunks):
+        page = chunk.locator.get("page")
+        if isinstance(page, int) and page in rewrites and not chunk.is_summary:
+            by_page.setdefault(page, []).append(i)
+    for page, members in by_page.items():
+        if len(members) == 1:
+            out[members[0]] = rewrites[page]
+            continue
+        own = [_pairs(chunks[i].text) for i in members]
+        lines: dict[int, list[str]] = {}
+        for line in rewrites[page].splitlines():
+            pairs = _pairs(line)
+            best = max(range(len(members)), key=lambda j: len(pairs & own[j]))
+            if pairs & own[best]:
+                lines.setdefault(members[best], []).append(line)
+        for i, kept in lines.items():
+            out[i] = "\n".join(kept)
+    return out
 
 
 def tidy(reply: str) -> str:
@@ -131,8 +162,14 @@ class PageCleaner:
         """Pages left as they are because the model failed (not cached: asked again)."""
 
     @property
+    def index_signature(self) -> str:
+        """What an index built with these rewrites depends on: the rewrites, which pages are
+        rewritten and how a rewrite is indexed."""
+        return f"{self.signature}:{INDEXING}"
+
+    @property
     def signature(self) -> str:
-        """What an index built with these rewrites depends on: prompt, checks, model."""
+        """What a rewrite depends on: prompt, checks, model (part of its cache key)."""
         data = f"{VERSION}\n{SYSTEM}\n{PROMPT}\n{MIN_PRECISION}\n{MIN_RECALL}\n{self.max_chars}"
         prompt = hashlib.sha256(data.encode()).hexdigest()[:12]
         origin = hashlib.sha256(self._origin.encode()).hexdigest()[:8]
@@ -174,13 +211,19 @@ class PageCleaner:
         return out
 
     def write(self, page: BrokenPage) -> str:
-        """Ask the model for one page; keep the rewrite ("" when it fails the check)."""
+        """Ask the model for one page; keep the rewrite ("" when it fails the check, or when
+        the page is too long for the model's context: not asked)."""
         started = time.perf_counter()
         messages: list[Message] = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": PROMPT.format(text=page.text)},
         ]
         budget = max(256, self._model.count_tokens(page.text) * 3 // 2)
+        window = self._model.context_window
+        prompt = self._model.count_tokens(SYSTEM + PROMPT.format(text=page.text)) + 32
+        if window is not None and prompt + budget > window:
+            log.info("page %s not rewritten: too long for the model's context", page.number)
+            return ""
         rewrite = tidy(self._model.complete(messages, max_tokens=budget))
         if not faithful(page.text, rewrite):
             log.info("rewrite of page %s not used: not the page's own words", page.number)
@@ -197,4 +240,4 @@ class PageCleaner:
         self._cache.close()
 
 
-__all__ = ["BrokenPage", "PageCleaner", "broken_pages", "faithful", "tidy"]
+__all__ = ["BrokenPage", "PageCleaner", "broken_pages", "faithful", "shares", "tidy"]

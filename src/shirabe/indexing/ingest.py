@@ -15,11 +15,10 @@ from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
-from shirabe.indexing.cleanup import PageCleaner
+from shirabe.indexing.cleanup import PageCleaner, shares
 from shirabe.indexing.enrich import Enricher
 from shirabe.indexing.passages import (
     chunk_terms,
-    page_rewrite,
     pool,
     rewrite_text,
     vector_plan,
@@ -119,9 +118,12 @@ class Ingestor:
         self._enricher = enricher
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
         self._cleaner = cleaner
-        for writer in (enricher, cleaner):  # files indexed without (or with other) texts: again
-            if writer is not None:
-                self._signature += f":{writer.signature}"
+        if enricher is not None:  # files indexed without (or with other) texts: again
+            self._signature += f":{enricher.signature}"
+        if cleaner is not None:
+            self._signature += f":{cleaner.index_signature}"
+        if enricher is not None or cleaner is not None:  # re-tokenising loses their terms
+            self._signature += f":{tokenizer.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 
@@ -365,14 +367,14 @@ class Ingestor:
     ) -> list[IndexedChunk]:
         """Embed and tokenise ``chunks``; a chunk on a page in ``rewrites`` (page number →
         the model's clean text of a broken PDF page) is also found by that text."""
-        rewrites = rewrites or {}
+        pieces = shares(chunks, rewrites or {})
         plans = [
             with_rewrite(
                 vector_plan(c, sentences=self._sentence_vectors, pooled=self._pooled_chunk_vectors),
                 c,
-                page_rewrite(c, rewrites),
+                piece,
             )
-            for c in chunks
+            for c, piece in zip(chunks, pieces, strict=True)
         ]
         model = self._embedder.name
         cached = self._store.get_embeddings(model, [k for p in plans for k in p.keys])
@@ -392,12 +394,13 @@ class Ingestor:
             self._store.put_embeddings(model, new)
         extras = self._enricher.texts(chunks) if self._enricher else [""] * len(chunks)
         indexed = []
-        for chunk, plan, extra in zip(chunks, plans, extras, strict=True):
+        for chunk, plan, extra, piece in zip(chunks, plans, extras, pieces, strict=True):
             tokens, sentence_tokens = chunk_terms(chunk, self._tokenizer.tokenize)
-            rewrite = page_rewrite(chunk, rewrites)
-            if rewrite:  # one more unit: the page as the model rewrote it
-                rewritten = self._tokenizer.tokenize(rewrite_text(chunk, rewrite))
-                sentence_tokens = [*(sentence_tokens or [list(tokens)]), rewritten]
+            if piece:  # one more unit: the chunk's part of its page as the model rewrote it
+                rewritten = self._tokenizer.tokenize(rewrite_text(chunk, piece))
+                units = len(plan.keys) - 2  # the chunk's own units before the rewrite
+                own = sentence_tokens if len(sentence_tokens) == units else [list(tokens)]
+                sentence_tokens = [*own, rewritten]
                 tokens += rewritten
             if extra:  # the model's questions and keywords: lexical side only
                 tokens += self._tokenizer.tokenize(extra)

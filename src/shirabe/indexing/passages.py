@@ -95,12 +95,6 @@ def vector_plan(chunk: Chunk, *, sentences: bool, pooled: bool) -> VectorPlan:
     return VectorPlan(tuple(texts), (pooled_key(keys[1:]), *keys[1:]), pooled=True)
 
 
-def page_rewrite(chunk: Chunk, rewrites: Mapping[int, str]) -> str:
-    """The model's rewrite of the PDF page ``chunk`` is on (by page number), or ""."""
-    page = chunk.locator.get("page")
-    return rewrites.get(page, "") if isinstance(page, int) else ""
-
-
 def rewrite_text(chunk: Chunk, rewrite: str) -> str:
     """A page rewrite as indexed for a chunk: under the chunk's headings."""
     head = context_line(chunk)

@@ -195,7 +195,7 @@ class LlamaCppChat:
             try:
                 out = self._run(messages, max_tokens or self._config.max_tokens, stream=False)
                 self._count(self._llama)
-            except ValueError as exc:  # llama.cpp: prompt longer than the context, and the like
+            except (ValueError, RuntimeError) as exc:  # a prompt too long, llama_decode failing
                 raise GeneratorError(f"{self.name}: {exc}") from None
         choice = out["choices"][0]
         text = choice["text"] if "text" in choice else choice["message"].get("content")
@@ -210,7 +210,7 @@ class LlamaCppChat:
                     piece = choice["text"] if "text" in choice else choice["delta"].get("content")
                     if piece:
                         yield str(piece)
-            except ValueError as exc:
+            except (ValueError, RuntimeError) as exc:
                 raise GeneratorError(f"{self.name}: {exc}") from None
 
     def close(self) -> None:

@@ -50,6 +50,11 @@ GLUED = [
     ("article numbers", "第3 条の規定により、第12 項を適用する。", 0, False),
     ("times in a table", "| 窓口 | 受付時間 |\n|---|---|\n| 市民課 | 8:30〜17:15 |", 0, False),
     ("one glued figure in prose", "価格は3000円です。" * 10 + "型番2 モデル", 1, False),
+    ("a date with spaces", "令和6年4 月1 日から平成30 年度まで", 0, False),
+    ("an address and a telephone", "千代田区1ー2ー3 電話 03ー1234ー5678", 0, False),
+    ("katakana counters", "3パターン 2タイプ、10カ条 3カ年計画、1リッター", 0, False),
+    ("codes and names", "A4サイズ、第3セクター、COVID-19ワクチン、Windows10パソコン", 0, False),
+    ("a reference to a table", "詳しくは表2 参照、図3 参照のこと。", 0, False),
 ]
 
 

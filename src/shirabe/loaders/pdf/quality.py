@@ -112,11 +112,20 @@ _KATAKANA_UNITS = (
     "|ポンド|ページ|ビット|バイト|ヶ月|カ月|ヵ月|ケ月|ヶ所|カ所|ヵ所|ケ所|ヶ国|カ国|ヵ国|ケ国"
     "|マイル|フィート|インチ|カロリー|ボルト|ワット|アンペア|ヘルツ|モル|ドット|ピクセル|フレーム"
     "|バーツ|ウォン|ルピー|ルーブル|フラン|マルク|セント|ペンス|ヤード|ノット|シーベルト|ベクレル"
+    "|リッター|サイズ|パターン|タイプ|メガ|ギガ|テラ|ナノ|マイクロ|デシ|ケース|セット|コマ"
+    "|[ヶカヵケ][一-龥]"  # 3カ条, 5ヶ年
 )
-# "0.30パラクロル…": a figure with a katakana word after it, no space, that is not its unit
-_FIGURE_THEN_WORD = re.compile(rf"\d(?:[\d.,]*\d)?(?!\d|[.,]\d|{_KATAKANA_UNITS})[ァ-ヶー]")
-# "…サン2 アミノ…": a list number between two words, glued to the first
-_NUMBER_INSIDE_WORDS = re.compile(r"[ァ-ヶー一-龥々](?<!第)\d{1,2} (?=[ァ-ヶー一-龥々])")
+_COUNTERS = "年月日時分秒回名人件割度条項号階歳円枚個本台週"
+# "0.30パラクロル…": a figure (not part of a word, a code or 第N) with a katakana word after
+# it, no space, that is not its unit
+_FIGURE_THEN_WORD = re.compile(
+    rf"(?<![\dA-Za-z\-第.,])\d(?:[\d.,]*\d)?(?!\d|[.,]\d|{_KATAKANA_UNITS})[ァ-ヶ]"
+)
+# "…サン2 アミノ…": a list number between two words, glued to the first (not 第3 条, 表2 参照,
+# 令和6年4 月: a counter after it)
+_NUMBER_INSIDE_WORDS = re.compile(
+    rf"[ァ-ヶ一-龥々](?<![第表図])\d{{1,2}} (?=[ァ-ヶ一-龥々])(?![{_COUNTERS}])"
+)
 # a table cell holding the figures of several rows: "| 1.0g 1.0g 2.0g |"
 _CELL = re.compile(r"(?<=\|)[^|\n]+(?=\|)")
 _FIGURE = re.compile(r"(?:\d+(?:\.\d+)?[a-zA-Z%％]{0,2}|[○〇])")
