@@ -12,7 +12,6 @@ by the page's text, the prompt and the model, so a stopped ingest resumes.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
 import time
@@ -21,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from shirabe.errors import GeneratorError
-from shirabe.indexing.enrich import EnrichmentCache
+from shirabe.indexing.enrich import EnrichmentCache, writer_signature, written_key
 from shirabe.llm.protocol import ChatModel, Message
 from shirabe.loaders.pdf.ocr import ocr_pages
 from shirabe.loaders.pdf.quality import looks_garbled, text_quality
@@ -170,18 +169,15 @@ class PageCleaner:
     @property
     def signature(self) -> str:
         """What a rewrite depends on: prompt, checks, model (part of its cache key)."""
-        data = f"{VERSION}\n{SYSTEM}\n{PROMPT}\n{MIN_PRECISION}\n{MIN_RECALL}\n{self.max_chars}"
-        prompt = hashlib.sha256(data.encode()).hexdigest()[:12]
-        origin = hashlib.sha256(self._origin.encode()).hexdigest()[:8]
-        return f"pages:{prompt}:{self._model.name}@{origin}"
+        recipe = f"{VERSION}\n{SYSTEM}\n{PROMPT}\n{MIN_PRECISION}\n{MIN_RECALL}\n{self.max_chars}"
+        return writer_signature("pages", recipe, self._model.name, self._origin)
 
     @property
     def model(self) -> str:
         return self._model.name
 
     def key(self, page: BrokenPage) -> str:
-        data = f"{self.signature}\n{page.text}"
-        return hashlib.sha256(data.encode("utf-8")).hexdigest()
+        return written_key(self.signature, page.text)
 
     def pages(self, document: Document) -> list[BrokenPage]:
         return broken_pages(document, self.max_chars)

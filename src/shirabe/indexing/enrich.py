@@ -70,6 +70,21 @@ def _wanted(chunk: Chunk) -> bool:
     return not chunk.is_summary and bool(chunk.text.strip())
 
 
+def writer_signature(kind: str, recipe: str, model: str, origin: str) -> str:
+    """What a text a model writes at ingest depends on: its ``kind``, the ``recipe`` (prompt,
+    version, checks: hashed), the model's name and where it runs (hashed: two servers may give
+    their models the same name)."""
+    recipe_hash = hashlib.sha256(recipe.encode()).hexdigest()[:12]
+    origin_hash = hashlib.sha256(origin.encode()).hexdigest()[:8]
+    return f"{kind}:{recipe_hash}:{model}@{origin_hash}"
+
+
+def written_key(signature: str, *parts: str) -> str:
+    """The cache key of a text written under ``signature`` for ``parts`` (what it is written
+    from)."""
+    return hashlib.sha256("\n".join([signature, *parts]).encode("utf-8")).hexdigest()
+
+
 class EnrichmentCache:
     """Written texts by key, in a SQLite file of the index home (it outlives re-ingests)."""
 
@@ -130,9 +145,9 @@ class Enricher:
     def signature(self) -> str:
         """What an index built with these texts depends on (re-ingest when it changes): the
         prompt, the cleaning's version and the model."""
-        prompt = hashlib.sha256(f"{VERSION}\n{SYSTEM}\n{PROMPT}".encode()).hexdigest()[:12]
-        origin = hashlib.sha256(self._origin.encode()).hexdigest()[:8]
-        return f"doc2query:{prompt}:{self._model.name}@{origin}"
+        return writer_signature(
+            "doc2query", f"{VERSION}\n{SYSTEM}\n{PROMPT}", self._model.name, self._origin
+        )
 
     @property
     def model(self) -> str:
@@ -140,8 +155,7 @@ class Enricher:
 
     def key(self, chunk: Chunk) -> str:
         head = "\n".join(chunk.heading_path)
-        data = f"{self.signature}\n{head}\n{chunk.text[:MAX_PASSAGE_CHARS]}"
-        return hashlib.sha256(data.encode("utf-8")).hexdigest()
+        return written_key(self.signature, head, chunk.text[:MAX_PASSAGE_CHARS])
 
     def wanted(self, chunks: Iterable[Chunk]) -> list[Chunk]:
         """The passages that get questions and keywords."""
@@ -199,4 +213,4 @@ class Enricher:
         self._cache.close()
 
 
-__all__ = ["Enricher", "EnrichmentCache", "clean"]
+__all__ = ["Enricher", "EnrichmentCache", "clean", "writer_signature", "written_key"]
