@@ -276,6 +276,7 @@ def run(
     hits = app.search("二度目の変更です", k=3)
     assert any("二度目" in h.chunk.text for h in hits), [h.chunk.text for h in hits]
     app.close()
+    disk = sum(f.stat().st_size for f in settings.home.rglob("*") if f.is_file())
     return {
         "chunks": chunks,
         "files": report.counts["added"],
@@ -285,6 +286,7 @@ def run(
         "update_rescan_folder_seconds": round(folder_rescan, 3),
         "peak_rss_mb_after_build": round(rss_after_build, 0),
         "peak_rss_mb": round(peak_rss_mb(), 0),
+        "disk_mb": round(disk / 2**20, 0),
     }
 
 

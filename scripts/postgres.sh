@@ -44,7 +44,7 @@ case "$command" in
           --locale=C >"$base/initdb.log" 2>&1
       fi
       "${as_owner[@]}" "$bin/pg_ctl" -D "$base/data" -l "$base/server.log" -w -t 60 \
-        -o "-p $port -k $base -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+        -o "-p $port -k $base -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_preload_libraries=pg_textsearch" start >/dev/null
     fi
     "$bin/psql" -h 127.0.0.1 -p "$port" -U shirabe -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'shirabe'" | grep -q 1 ||

@@ -70,8 +70,8 @@ def search(
     where, params, allowed = filter_sql(conn, filters, "x")
     conditions = ["true"] + ([where] if where else [])
     exact = within is not None
-    if within is not None:
-        conditions.append("x.chunk_id = ANY(%s)")
+    if within is not None:  # a hashed set, as filters are
+        conditions.append("x.chunk_id IN (SELECT unnest(%s::bigint[]))")
         params.append(sorted({int(i) for i in within}))
     if not exact and allowed is not None:
         exact = allowed <= exact_below

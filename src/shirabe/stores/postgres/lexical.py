@@ -240,8 +240,8 @@ def search(
             return []
         where, params = "", []  # the candidates are all allowed: no filter twice
     conditions = [where] if where else []
-    if within is not None:
-        conditions.append("p.chunk_id = ANY(%s)")
+    if within is not None:  # a hashed set: = ANY(list) compared each posting with every id
+        conditions.append("p.chunk_id IN (SELECT unnest(%s::bigint[]))")
         params.append(sorted({int(i) for i in within}))
     extra = (" AND " + " AND ".join(conditions)) if conditions else ""
     # tf·(k1+1) / (tf + k1·(1 − b) + k1·b/avgdl · dl), summed over the query's terms
