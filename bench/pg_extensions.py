@@ -5,9 +5,12 @@ PostgreSQL store's search on the same questions, unfiltered and with 10%, 50% an
 documents readable.
 
     python bench/pg_extensions.py --database postgresql://… --size 100000 [--reuse URL]
+        [--prepare-only]
 
 Without ``--reuse`` the corpus, vectors and access map of bench/scale.py (``means`` vectors) are
-ingested into a new database, which is kept and printed for the next run. The extensions get
+ingested into a new database, which is kept and printed for the next run (``--prepare-only``
+stops after building, so the timings can run later on a quiet machine). It first times
+``Shirabe.search`` as bench/scale.py does (query embedding included). The extensions get
 their own tables copied from the store's (nothing of the store changes), so both answer over the
 same chunks:
 - BM25: the store scores weighted query terms, which pg_textsearch cannot take; it gives the
@@ -47,6 +50,7 @@ from scale import (
     bench_embedder,
     readable,
     sentences_and_questions,
+    timed_cases,
     write_access_map,
     write_corpus,
 )
@@ -253,6 +257,9 @@ def main() -> None:
     parser.add_argument("--database", required=True, help="postgresql://… of the server")
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--reuse", help="the URL of a database an earlier run built and kept")
+    parser.add_argument(
+        "--prepare-only", action="store_true", help="build and index, time nothing (run again)"
+    )
     args = parser.parse_args()
     url = args.reuse or build(args.database, args.size)
     sentences, questions = sentences_and_questions()
@@ -270,6 +277,11 @@ def main() -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         results["build"] = prepare(conn)
         print(f"prepared: {json.dumps(results['build'])}", flush=True)
+        if args.prepare_only:
+            return
+        # the store as a user meets it first: Shirabe.search, query embedding included
+        results["search"] = timed_cases(app, questions)
+        print(f"search: {json.dumps(results['search'])}", flush=True)
         sample = random.Random(5).sample(questions, QUERIES * (1 + len(READABLE)))
         app.search("ウォームアップ", k=K)
         cases: list[int | None] = [None, *READABLE]
