@@ -207,27 +207,23 @@ def search(
     that scores well only by many common terms is missed (measured in bench/postgres.py)."""
     table = "postings" if level == "chunk" else "sentence_postings"
     row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
+    # the level's statistics and the query terms' document frequencies in one round trip
     stats = conn.execute(
-        "SELECT rows, total_length FROM level_stats WHERE level = %s", (level,)
-    ).fetchone()
-    n = int(stats["rows"])
-    if n == 0:
-        return []
-    frequencies = {
-        r["term"]: int(r["df"])
-        for r in conn.execute(
-            "SELECT term, df FROM term_stats WHERE level = %s AND term = ANY(%s) AND df > 0",
-            (level, list(weights)),
-        )
-    }
-    if not frequencies:
+        "SELECT l.rows, l.total_length, t.term, t.df FROM level_stats l "
+        "LEFT JOIN term_stats t ON t.level = l.level AND t.term = ANY(%s) AND t.df > 0 "
+        "WHERE l.level = %s",
+        (list(weights), level),
+    ).fetchall()
+    n = int(stats[0]["rows"]) if stats else 0
+    frequencies = {r["term"]: int(r["df"]) for r in stats if r["term"] is not None}
+    if n == 0 or not frequencies:
         return []
     terms = list(frequencies)
     # the query side of BM25, once per term: weight × Lucene's idf
     term_idf = idf(np.asarray([frequencies[t] for t in terms]), n) * np.asarray(
         [weights[t] for t in terms]
     )
-    avg_len = max(int(stats["total_length"]) / n, 1e-9)
+    avg_len = max(int(stats[0]["total_length"]) / n, 1e-9)
     where, params, allowed = filter_sql(conn, filters, "p")
     if level == "chunk" and within is None and sum(frequencies.values()) > EXACT_POSTINGS:
         # long posting lists: each term's best postings give the candidates (under a filter,
