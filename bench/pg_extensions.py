@@ -260,6 +260,7 @@ def main() -> None:
     parser.add_argument(
         "--prepare-only", action="store_true", help="build and index, time nothing (run again)"
     )
+    parser.add_argument("--only", choices=("search", "extensions"), help="one part of the timings")
     args = parser.parse_args()
     url = args.reuse or build(args.database, args.size)
     sentences, questions = sentences_and_questions()
@@ -280,11 +281,12 @@ def main() -> None:
         if args.prepare_only:
             return
         # the store as a user meets it first: Shirabe.search, query embedding included
-        results["search"] = timed_cases(app, questions)
-        print(f"search: {json.dumps(results['search'])}", flush=True)
+        if args.only != "extensions":
+            results["search"] = timed_cases(app, questions)
+            print(f"search: {json.dumps(results['search'])}", flush=True)
+        cases: list[int | None] = [] if args.only == "search" else [None, *READABLE]
         sample = random.Random(5).sample(questions, QUERIES * (1 + len(READABLE)))
         app.search("ウォームアップ", k=K)
-        cases: list[int | None] = [None, *READABLE]
         for i, percent in enumerate(cases):
             name = "unfiltered" if percent is None else f"{percent}pct_readable"
             part = sample[i * QUERIES : (i + 1) * QUERIES]
@@ -294,7 +296,8 @@ def main() -> None:
             results[f"dense_{name}"] = compare_dense(store, conn, vectors, percent)
             print(f"dense {name}: {json.dumps(results[f'dense_{name}'])}", flush=True)
     app.close()
-    print(f"wrote {write_result(f'pg-extensions-{args.size}', results)}")
+    part = f"-{args.only}" if args.only else ""
+    print(f"wrote {write_result(f'pg-extensions-{args.size}{part}', results)}")
 
 
 if __name__ == "__main__":
