@@ -296,8 +296,8 @@ def main() -> None:
             results[f"dense_{name}"] = compare_dense(store, conn, vectors, percent)
             print(f"dense {name}: {json.dumps(results[f'dense_{name}'])}", flush=True)
     app.close()
-    part = f"-{args.only}" if args.only else ""
-    print(f"wrote {write_result(f'pg-extensions-{args.size}{part}', results)}")
+    suffix = f"-{args.only}" if args.only else ""
+    print(f"wrote {write_result(f'pg-extensions-{args.size}{suffix}', results)}")
 
 
 if __name__ == "__main__":
