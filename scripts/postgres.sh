@@ -43,8 +43,12 @@ case "$command" in
         "${as_owner[@]}" "$bin/initdb" -D "$base/data" -U shirabe --auth=trust -E UTF8 \
           --locale=C >"$base/initdb.log" 2>&1
       fi
+      # pg_textsearch needs preloading (bench/pg_extensions.py measures it); only if the wheel has it
+      preload=""
+      [ -f "$base/pkg/pgserver/pginstall/lib/postgresql/pg_textsearch.so" ] &&
+        preload="-c shared_preload_libraries=pg_textsearch"
       "${as_owner[@]}" "$bin/pg_ctl" -D "$base/data" -l "$base/server.log" -w -t 60 \
-        -o "-p $port -k $base -c listen_addresses=127.0.0.1 -c max_connections=200 -c shared_preload_libraries=pg_textsearch" start >/dev/null
+        -o "-p $port -k $base -c listen_addresses=127.0.0.1 -c max_connections=200 $preload" start >/dev/null
     fi
     "$bin/psql" -h 127.0.0.1 -p "$port" -U shirabe -d postgres -tAc \
       "SELECT 1 FROM pg_database WHERE datname = 'shirabe'" | grep -q 1 ||
