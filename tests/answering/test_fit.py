@@ -8,10 +8,12 @@ from shirabe.answering.asking import (
     Action,
     action_terms,
     action_verb,
+    compounds,
     conditions,
     does,
     focus_groups,
     focus_terms,
+    joined,
     names,
     needs,
     topic_terms,
@@ -171,7 +173,7 @@ def test_what_a_question_is_about(
             [["一般社員"], ["出張"], ["宿泊費"]],
             ("一般社員", "出張"),
         ),
-        ("集合注射の会場はどこですか？", [["集合", "注射"], ["会場"]], ("集合", "注射")),
+        ("集合注射の会場はどこですか？", [["集合", "注射"], ["会場"]], ("集合注射",)),
         ("集合注射はどこで受けられますか？", [["集合", "注射"]], ()),  # one run: no owner
         ("いくらですか？", [], ()),
     ],
@@ -502,3 +504,47 @@ def test_what_gives_a_reason(sentence: str, reason: bool) -> None:
 )
 def test_what_a_place_question_asks_to_be_named(question: str, named: str | None) -> None:
     assert which_place(question) == named
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        (
+            "AQ-300の加湿フィルターは何年で交換しますか？",
+            [("加湿フィルター", ("加湿", "フィルター"))],
+        ),
+        # a verb's stem before a suffix belongs to the compound (試し of お試し用)
+        (
+            "お試し用ボトルはいくらですか？",
+            [("試し用ボトル", ("試し", "ボトル"))],
+        ),
+        ("東出張所の駐車場は何台ですか？", [("東出張所", ("東", "出張所"))]),
+        # one telling word, a code or a generic word: no compound
+        ("駐車場は何台ですか？", []),
+        ("AQ-300の重さは何kgですか？", []),
+        ("申請方法を教えてください", []),
+    ],
+)
+def test_compounds(
+    tokenizer: SudachiTokenizer, question: str, found: list[tuple[str, tuple[str, ...]]]
+) -> None:
+    assert compounds(tokenizer.words(question)) == found
+
+
+@pytest.mark.parametrize(
+    ("terms", "whole", "out"),
+    [
+        (["加湿", "フィルター"], [("加湿フィルター", ("加湿", "フィルター"))], ["加湿フィルター"]),
+        # what the compound names is enough: its other words may not be terms (試し, a verb)
+        (
+            ["ミナモクリア", "ボトル"],
+            [("試し用ボトル", ("試し", "ボトル"))],
+            ["ミナモクリア", "試し用ボトル"],
+        ),
+        # a compound whose head is no term leaves the terms alone
+        (["料金"], [("加湿フィルター", ("加湿", "フィルター"))], ["料金"]),
+        (["東", "出張所", "駐車場"], [("東出張所", ("東", "出張所"))], ["東出張所", "駐車場"]),
+    ],
+)
+def test_joined(terms: list[str], whole: list[tuple[str, tuple[str, ...]]], out: list[str]) -> None:
+    assert joined(terms, whole) == out

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from shirabe.answering.fit import FIGURES, UNITS, AnswerKind
+from shirabe.answering.mentions import is_cjk
 from shirabe.text.normalize import folded
 
 Word = tuple[str, str, Sequence[str]]
@@ -408,4 +409,55 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
         terms += action.objects if action else ()
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
-    return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)
+    whole = compounds(words)
+    found = [Condition(c.clause, tuple(joined(c.terms, whole))) for c in found]
+    return Needs(
+        joined(focus, whole),
+        joined(list(dict.fromkeys(terms)), whole),
+        found,
+        action,
+        tuple(joined(owners, whole)),
+    )
+
+
+def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
+    """The compound nouns of a question written in Japanese script, each with the words it is
+    made of (``加湿フィルター`` of 加湿 and フィルター, ``試し用ボトル`` of 試し and ボトル in
+    お試し用ボトル): a run of nouns holding two words or more that say what the question is
+    about (:func:`_telling`), from the first such word to the last. A passage names the
+    compound, not its words apart: 集じんフィルター and 加湿の設定 are no 加湿フィルター."""
+    found: list[tuple[str, tuple[str, ...]]] = []
+
+    def part(k: int) -> bool:  # a noun, or a verb's stem before a suffix (試し of お試し用)
+        stem = words[k][2][0] == "動詞" and str(words[k][2][-1]).startswith("連用形")
+        return _noun(words[k]) or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
+
+    i = 0
+    while i < len(words):
+        if not part(i):
+            i += 1
+            continue
+        end = i
+        while end < len(words) and part(end):
+            end += 1
+        plains = [folded(words[j][0]) for j in range(i, end)]
+        telling = [k for k, p in enumerate(plains) if _telling(words[i + k], p)]
+        if len(telling) >= 2:
+            text = "".join(plains[telling[0] : telling[-1] + 1])
+            if all(is_cjk(ch) for ch in text):
+                found.append((text, tuple(plains[k] for k in telling)))
+        i = end
+    return found
+
+
+def joined(terms: Sequence[str], whole: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """``terms`` with the words of each compound of the question (:func:`compounds`) whose
+    last word, what the compound names, is among them replaced by the compound, where its
+    first word stood."""
+    out = list(terms)
+    for text, parts in whole:
+        if parts[-1] in out:
+            at = min(out.index(p) for p in parts if p in out)
+            out = [t for t in out if t not in parts]
+            out.insert(min(at, len(out)), text)
+    return list(dict.fromkeys(out))

@@ -340,7 +340,9 @@ class ExtractiveGenerator:
         mention the code or what the question asks about (AQ-250, 修理代).
 
         The answer is looked for in the sentences of the first ``from_hits`` passages, then,
-        for a kind of fact none of them holds, in those of every hit."""
+        for a figure none of them gives for what is asked (the 加湿フィルター row of a parts
+        table below the 集じんフィルター sentences) or a kind of fact none of them holds, in
+        those of every hit."""
         codes = [  # an alias of an official name (AQ300) is known by that name
             c
             for c in fit.codes(query.text)
@@ -412,7 +414,9 @@ class ExtractiveGenerator:
         ranked: list[Candidate],
     ) -> list[Candidate]:
         """The candidates that hold a fact of the asked kind (a reason given for something the
-        question names), from the first ``from_hits`` passages when any of them holds one."""
+        question names), those of the first ``from_hits`` passages first; for a name, a place
+        or a way of doing, only those when any of them holds one (such facts are told too
+        loosely for deeper passages to be tried)."""
         if asked is None:
             return [c for c in ranked if c.hit_index < self._from_hits]
         holds = [
@@ -439,10 +443,12 @@ class ExtractiveGenerator:
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not mentions.missing_terms([which], line(hits, c))]
-        holds = [c for c in holds if c.hit_index < self._from_hits] or holds
-        if asked.kind in showing.NAMES and holds:
-            holds = showing.naming_first(query, showing.NAMES[asked.kind], holds)
-        return holds
+        first = [c for c in holds if c.hit_index < self._from_hits]
+        if asked.kind in showing.NAMES and first:
+            first = showing.naming_first(query, showing.NAMES[asked.kind], first)
+        if first and asked.kind not in fit.FIGURES:
+            return first  # names, places and ways are told too loosely to look deeper
+        return [*first, *(c for c in holds if c.hit_index >= self._from_hits)]
 
     def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
         """A spreadsheet or CSV row answers as a record: its first field (usually the key,
