@@ -110,4 +110,4 @@ def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
         Hit(Chunk(text="出張の手続きと東出張所の案内。", source="規程.md"), 0.5),
     ]
     candidate = Candidate(0, 0, sentence, 0.0, None)
-    assert lacking(query, hits, candidate, need.terms, need, {}) == missing
+    assert lacking(query, hits, candidate, need.terms, need) == missing

@@ -16,6 +16,7 @@ from shirabe.answering.asking import (
     joined,
     names,
     needs,
+    siblings,
     topic_terms,
 )
 from shirabe.answering.fit import (
@@ -259,8 +260,8 @@ def test_the_conditions_a_question_sets(
 @pytest.mark.parametrize(
     ("question", "action"),
     [
-        ("ミナモリンクのアカウントを削除するにはどうすればいいですか？", ["削除"]),
-        ("有給休暇を申請する方法は？", ["申請"]),
+        ("ミナモリンクのアカウントを削除するにはどうすればいいですか？", ["削除", "アカウント"]),
+        ("有給休暇を申請する方法は？", ["申請", "有給休暇"]),  # with its object
         ("延長保証に加入するための手順は？", ["加入"]),
         ("ERR-105が表示されたらどうすればいいですか？", []),  # a condition, not the action
         ("パスワードを忘れたらどうすればいいですか？", []),  # a verb of its own
@@ -548,3 +549,36 @@ def test_compounds(
 )
 def test_joined(terms: list[str], whole: list[tuple[str, tuple[str, ...]]], out: list[str]) -> None:
     assert joined(terms, whole) == out
+
+
+@pytest.mark.parametrize(
+    ("compound", "head", "sentence", "found"),
+    [
+        (
+            "加湿フィルター",
+            "フィルター",
+            "集じんフィルター・脱臭フィルターを交換したら、ボタンを5秒長押ししてください。",
+            ["集じんフィルター", "脱臭フィルター"],
+        ),
+        (
+            "入タイマー",
+            "タイマー",
+            "「タイマー」ボタンで切タイマーを設定できます。",
+            ["切タイマー"],
+        ),
+        (
+            "試し用ボトル",
+            "ボトル",
+            "| 専用除菌液「ミナモクリア」本体ボトル | 1,980円 |",
+            ["本体ボトル"],
+        ),
+        # the compound itself, or the head alone, is no other kind
+        ("加湿フィルター", "フィルター", "| 加湿フィルター | 月1回 | つけ置きする |", []),
+        ("試し用ボトル", "ボトル", "ミナモクリアお試し用ボトル（30mL）1本", []),
+        ("加湿フィルター", "フィルター", "フィルターを交換したら、ボタンを押してください。", []),
+    ],
+)
+def test_siblings(
+    tokenizer: SudachiTokenizer, compound: str, head: str, sentence: str, found: list[str]
+) -> None:
+    assert siblings(compound, head, tokenizer.words(sentence)) == found

@@ -202,8 +202,9 @@ def _conditional(word: Word) -> bool:
 
 def action_terms(words: Sequence[Word], asked: str) -> list[str]:
     """The action a way of doing is asked for, when it is a noun with する (``削除`` in
-    アカウントを削除するにはどうすれば, 申請する方法): documents name such actions as the
-    question does. Not a condition (表示されたらどうすれば)."""
+    アカウントを削除するにはどうすれば, 申請する方法), with the nouns of its object (入タイマー
+    in 入タイマーを設定する方法): documents name such actions as the question does. Not a
+    condition (表示されたらどうすれば)."""
     plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     for i in range((start or 0) - 1, 0, -1):
@@ -213,7 +214,8 @@ def action_terms(words: Sequence[Word], asked: str) -> list[str]:
             and words[i][1] in _DOING
             and words[i - 1][2][:3] == ("名詞", "普通名詞", "サ変可能")
         ):
-            return [plains[i - 1]] if _telling(words[i - 1], plains[i - 1]) else []
+            action = [plains[i - 1]] if _telling(words[i - 1], plains[i - 1]) else []
+            return [*action, *_object(words, plains, i - 1)] if action else []
         if words[i][2][0] not in _TAIL_POS and plains[i] != "ため":
             return []
     return []
@@ -447,6 +449,26 @@ def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
             if all(is_cjk(ch) for ch in text):
                 found.append((text, tuple(plains[k] for k in telling)))
         i = end
+    return found
+
+
+def siblings(compound: str, head: str, words: Sequence[Word]) -> list[str]:
+    """The other compounds a sentence (``words``) names with the head of the question's
+    ``compound`` (集じんフィルター and 脱臭フィルター for 加湿フィルター, 切タイマー for
+    入タイマー), when it does not name that compound: the sentence tells of another kind of
+    the thing asked. Empty when it names the compound, or the head alone
+    (フィルターを交換したら)."""
+    plains = [folded(w[0]) for w in words]
+    if compound in "".join(plains):
+        return []
+    found: list[str] = []
+    for k, plain in enumerate(plains):
+        if plain != head or not k or not _noun(words[k - 1]) or words[k - 1][2][0] == "接頭辞":
+            continue
+        start = k - 1
+        while start > 0 and _noun(words[start - 1]):
+            start -= 1
+        found.append("".join(plains[start : k + 1]))
     return found
 
 

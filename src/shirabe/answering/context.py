@@ -70,14 +70,14 @@ def lacking(
     candidate: Candidate,
     wanted: Sequence[str],
     need: asking.Needs | None,
-    acted: dict[int, bool],
 ) -> list[str]:
     """What the candidate's passage does not name of what the question needs: its terms
-    and, when a way of doing is asked for a verb, the verb (``acted`` keeps, per passage,
-    whether it does). A condition the passage names in part (東京 of 東京に出張したとき, under
-    第6条（宿泊費）) may have its other words elsewhere in the same document (出張 in 旅費's
-    other articles), and so may what the asked thing belongs to (出張 of 一般社員の出張の
-    宿泊費) when the passage names the thing itself (宿泊費)."""
+    and, when a way of doing is asked for a verb, the verb, which the sentence or its
+    headings name (a cleaning row of a table about the part is no way to replace it, though
+    the passage says 交換 elsewhere). A condition the passage names in part (東京 of
+    東京に出張したとき, under 第6条（宿泊費）) may have its other words elsewhere in the same
+    document (出張 in 旅費's other articles), and so may what the asked thing belongs to
+    (出張 of 一般社員の出張の宿泊費) when the passage names the thing itself (宿泊費)."""
     hit = hits[candidate.hit_index]
     said = context(hit)
     found = mentions.missing_terms(wanted, said)
@@ -100,12 +100,8 @@ def lacking(
             )
             named = set(unnamed) - set(mentions.missing_terms(unnamed, document))
             found = [t for t in found if t not in named]
-    if action:
-        key = candidate.hit_index
-        if key not in acted:
-            acted[key] = asking.does(action.verb, query.tokenize(said))
-        if not acted[key]:
-            found.append(action.verb)
+    if action and not asking.does(action.verb, query.tokenize(line(hits, candidate))):
+        found.append(action.verb)
     return found
 
 

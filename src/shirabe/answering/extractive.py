@@ -368,9 +368,11 @@ class ExtractiveGenerator:
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
         apart: list[str] = []  # names the passage holds, but not next to the figure
-        acted: dict[int, bool] = {}  # whether each passage names the action
+        whole = [(t, parts[-1]) for t, parts in asking.compounds(query.words()) if t in wanted]
         for c in fitting:
-            gaps = lacking(query, hits, c, wanted, need, acted)
+            gaps = lacking(query, hits, c, wanted, need) or [
+                t for t, head in whole if asking.siblings(t, head, query.words_of(c.text))
+            ]  # 集じんフィルターを交換したら, for 加湿フィルターの交換
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             away = [] if gaps or not names else mentions.missing_terms(names, near(hits, c, texts))
