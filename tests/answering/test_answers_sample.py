@@ -19,11 +19,15 @@ pytestmark = pytest.mark.slow
         ("AQ-300の1か月の電気代はいくらですか？", "「電気代」"),  # the README's example
         ("AQ-300にERR-102が出て修理に出すと、修理代はいくらかかりますか？", "金額"),
         ("AQ-300を箱に入れた状態の重さは何kgですか？", "何kg"),
-        ("AQ-300の開発責任者は誰ですか？", "「責任者」"),
+        ("AQ-300の開発責任者は誰ですか？", "「開発責任者」"),  # the compound whole
         ("AQ-250の集じんフィルターはいくらですか？", "「AQ-250」"),
         ("本社ビルのAEDはどこにありますか？", "「AED」についての記載が見つかりません"),
         ("AQ-300の加湿トレイには水が何mL入りますか？", "表には「加湿フィルター」"),  # another row
         ("富山工場の防災訓練は何時から始まりますか？", "「富山」の日時"),  # 14:00 is 本社's
+        # another kind of the thing asked: 集じんフィルター, 切タイマー, the 本体ボトル row
+        ("AQ-300の加湿フィルターはどうやって交換しますか？", "「加湿フィルター」"),
+        ("AQ-300の入タイマーは何時間まで設定できますか？", "「入タイマー」"),
+        ("ミナモクリアのお試し用ボトルの値段は？", "「お試し用ボトル」"),
     ],
 )
 def test_a_near_miss_is_refused_with_its_reason(
@@ -42,6 +46,9 @@ def test_a_near_miss_is_refused_with_its_reason(
         ("AQ-300のメーカー希望小売価格はいくらですか？", "54,780円"),
         ("7階の大会議室を使いたいときは何日前までに申し込めばいいですか？", "5営業日前"),
         ("AQ-300の電源コードは何メートルですか？", "1.8m"),
+        # the row of the parts table, below passages about the other filters
+        ("AQ-300の加湿フィルターの交換目安は何年ですか？", "約5年"),
+        ("詰め替え用はいくらですか？", "3,520円"),  # the row's last word
     ],
 )
 def test_the_answer_holds_the_kind_of_fact_asked(

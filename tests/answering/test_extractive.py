@@ -120,6 +120,8 @@ def test_the_asked_figure_alone_as_a_first_line(
         ("所得・課税証明書", "納税証明書を1枚とると手数料はいくら？", False),  # 3 of 7 pairs
         ("3年6か月", "勤続3年6か月の社員の有給休暇は何日？", True),  # written as in the question
         ("AQF-30H（集じん）", "AQF-30Hはいくら？", True),  # a code
+        ("専用除菌液「ミナモクリア」詰め替え用", "詰め替え用はいくら？", True),  # its last word
+        ("専用除菌液「ミナモクリア」本体ボトル", "お試し用ボトルはいくら？", False),
         ("B", "手数料が800円の区分は何cm？", False),
         ("65歳以上の方", "70歳の父がプールを使うといくら？", True),  # in the range
         ("65歳以上の方", "60歳の母がプールを使うといくら？", False),

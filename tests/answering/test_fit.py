@@ -517,7 +517,7 @@ def test_what_a_place_question_asks_to_be_named(question: str, named: str | None
         # a verb's stem before a suffix belongs to the compound (試し of お試し用)
         (
             "お試し用ボトルはいくらですか？",
-            [("試し用ボトル", ("試し", "ボトル"))],
+            [("お試し用ボトル", ("試し", "ボトル"))],
         ),
         ("東出張所の駐車場は何台ですか？", [("東出張所", ("東", "出張所"))]),
         # one telling word, a code or a generic word: no compound
@@ -539,8 +539,8 @@ def test_compounds(
         # what the compound names is enough: its other words may not be terms (試し, a verb)
         (
             ["ミナモクリア", "ボトル"],
-            [("試し用ボトル", ("試し", "ボトル"))],
-            ["ミナモクリア", "試し用ボトル"],
+            [("お試し用ボトル", ("試し", "ボトル"))],
+            ["ミナモクリア", "お試し用ボトル"],
         ),
         # a compound whose head is no term leaves the terms alone
         (["料金"], [("加湿フィルター", ("加湿", "フィルター"))], ["料金"]),
@@ -567,14 +567,14 @@ def test_joined(terms: list[str], whole: list[tuple[str, tuple[str, ...]]], out:
             ["切タイマー"],
         ),
         (
-            "試し用ボトル",
+            "お試し用ボトル",
             "ボトル",
             "| 専用除菌液「ミナモクリア」本体ボトル | 1,980円 |",
             ["本体ボトル"],
         ),
         # the compound itself, or the head alone, is no other kind
         ("加湿フィルター", "フィルター", "| 加湿フィルター | 月1回 | つけ置きする |", []),
-        ("試し用ボトル", "ボトル", "ミナモクリアお試し用ボトル（30mL）1本", []),
+        ("お試し用ボトル", "ボトル", "ミナモクリアお試し用ボトル（30mL）1本", []),
         ("加湿フィルター", "フィルター", "フィルターを交換したら、ボタンを押してください。", []),
     ],
 )

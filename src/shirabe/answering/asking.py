@@ -99,7 +99,7 @@ def focus_groups(words: Sequence[Word], asked: str) -> list[list[str]]:
     groups: list[list[str]] = []
     while i >= 0:
         run = i
-        while i >= 0 and _noun(words[i]):
+        while i >= 0 and _part(words, i):
             i -= 1
         if run == i:
             break
@@ -351,6 +351,14 @@ def names(words: Sequence[Word]) -> list[str]:
     return found
 
 
+def _part(words: Sequence[Word], k: int) -> bool:
+    """Whether the word at ``k`` is part of a compound noun: a noun, or a verb's stem before a
+    suffix (試し of お試し用ボトル)."""
+    pos = words[k][2]
+    stem = pos[0] == "動詞" and str(pos[-1]).startswith("連用形")
+    return _noun(words[k]) or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
+
+
 def _noun(word: Word) -> bool:
     _, _, pos = word
     return (
@@ -424,28 +432,25 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
 
 def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
     """The compound nouns of a question written in Japanese script, each with the words it is
-    made of (``加湿フィルター`` of 加湿 and フィルター, ``試し用ボトル`` of 試し and ボトル in
-    お試し用ボトル): a run of nouns holding two words or more that say what the question is
-    about (:func:`_telling`), from the first such word to the last. A passage names the
+    made of (``加湿フィルター`` of 加湿 and フィルター, ``お試し用ボトル`` of 試し and
+    ボトル): a run of nouns holding two words or more that say what the question is about
+    (:func:`_telling`), from the first such word (and its prefix) to the last. A passage names the
     compound, not its words apart: 集じんフィルター and 加湿の設定 are no 加湿フィルター."""
     found: list[tuple[str, tuple[str, ...]]] = []
 
-    def part(k: int) -> bool:  # a noun, or a verb's stem before a suffix (試し of お試し用)
-        stem = words[k][2][0] == "動詞" and str(words[k][2][-1]).startswith("連用形")
-        return _noun(words[k]) or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
-
     i = 0
     while i < len(words):
-        if not part(i):
+        if not _part(words, i):
             i += 1
             continue
         end = i
-        while end < len(words) and part(end):
+        while end < len(words) and _part(words, end):
             end += 1
         plains = [folded(words[j][0]) for j in range(i, end)]
         telling = [k for k, p in enumerate(plains) if _telling(words[i + k], p)]
         if len(telling) >= 2:
-            text = "".join(plains[telling[0] : telling[-1] + 1])
+            first = telling[0] - (telling[0] > 0 and words[i + telling[0] - 1][2][0] == "接頭辞")
+            text = "".join(plains[first : telling[-1] + 1])  # お試し用ボトル, with its お
             if all(is_cjk(ch) for ch in text):
                 found.append((text, tuple(plains[k] for k in telling)))
         i = end

@@ -370,6 +370,8 @@ class ExtractiveGenerator:
         apart: list[str] = []  # names the passage holds, but not next to the figure
         whole = [(t, parts[-1]) for t, parts in asking.compounds(query.words()) if t in wanted]
         for c in fitting:
+            if others and c.hit_index >= self._from_hits:
+                break  # a table of such figures, without the row asked: not deeper passages
             gaps = lacking(query, hits, c, wanted, need) or [
                 t for t, head in whole if asking.siblings(t, head, query.words_of(c.text))
             ]  # 集じんフィルターを交換したら, for 加湿フィルターの交換

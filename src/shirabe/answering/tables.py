@@ -146,13 +146,17 @@ def _named_pairs(text: str) -> set[str]:
 
 def names_row(cell: str, question: str) -> bool:
     """Whether a question names a table cell: half of its kanji and katakana pairs are in the
-    question (住民票 for 住民票の写し), or half of all its pairs, one of kanji or katakana
+    question (住民票 for 住民票の写し), its last word is (詰め替え用 of 専用除菌液「ミナモクリア」
+    詰め替え用), or half of all its pairs, one of kanji or katakana
     among them, for a case told in words (ほかの市区町村から引っ越してきたとき), a code or
     number of it is (AQF-30H, 800円), or a figure of the question falls in its range (70歳 in
     65歳以上)."""
     plain, asked = folded(cell), folded(question)
     if plain in asked:
         return True  # 3年6か月
+    last = re.search(r"[^\s「」『』()（）・、,]{2,}$", plain)
+    if last and not last.group().isascii() and last.group() in asked:
+        return True  # 詰め替え用 of 専用除菌液「ミナモクリア」詰め替え用
     pairs = _named_pairs(plain)
     if pairs and len(pairs & _named_pairs(asked)) * 2 >= len(pairs):
         return True
