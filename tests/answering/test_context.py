@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from shirabe.answering.asking import needs
-from shirabe.answering.context import Candidate, echoes, lacking, restates
+from shirabe.answering.context import Candidate, another_kind, echoes, lacking, restates
 from shirabe.answering.fit import answer_kind
 from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
@@ -95,7 +95,7 @@ def test_a_sentence_that_says_no_more_than_the_question(
         # the passage names 宿泊費 and leaves 出張 to the other articles of the same document
         ("一般社員の出張の宿泊費はいくらですか？", "一般社員は1泊10,000円とする。", []),
         # the car park of another place, though the document names 東出張所 elsewhere
-        ("東出張所の駐車場は何台ですか？", "総合運動公園の駐車場は320台です。", ["東出張所"]),
+        ("東出張所の駐車場は何台ですか？", "総合運動公園の駐車場は320台です。", ["東", "出張所"]),
     ],
 )
 def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
@@ -111,3 +111,39 @@ def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
     ]
     candidate = Candidate(0, 0, sentence, 0.0, None)
     assert lacking(query, hits, candidate, need.terms, need) == missing
+
+
+@pytest.mark.parametrize(
+    ("sentence", "passage", "found"),
+    [
+        # the sentence tells of the other filters
+        (
+            "集じんフィルターを交換してください。",
+            "集じんフィルターを交換してください。",
+            ["加湿フィルター"],
+        ),
+        # a sentence of the filter alone, in a passage of the other filters only
+        (
+            "交換するまでの間も運転はできます。",
+            "集じんフィルターの交換時期です。交換するまでの間も運転はできます。",
+            ["加湿フィルター"],
+        ),
+        # the same sentence where the passage names the asked filter too
+        (
+            "交換するまでの間も運転はできます。",
+            "加湿フィルターの交換時期です。交換するまでの間も運転はできます。",
+            [],
+        ),
+        # a compound the question names itself is no other kind
+        ("予防注射は集合注射で受けられます。", "予防注射は集合注射で受けられます。", []),
+    ],
+)
+def test_another_kind_of_the_thing_asked(
+    tokenizer: SudachiTokenizer, sentence: str, passage: str, found: list[str]
+) -> None:
+    question = "集合注射の加湿フィルターと予防注射はいくらですか？"
+    query = Query(question, tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
+    whole = [("加湿フィルター", "フィルター"), ("予防注射", "注射")]
+    hits = [Hit(Chunk(text=passage, source="説明書.md"), 1.0)]
+    candidate = Candidate(0, 0, sentence, 0.0, None)
+    assert another_kind(query, hits, candidate, whole, {}) == found

@@ -13,11 +13,11 @@ from shirabe.answering.asking import (
     does,
     focus_groups,
     focus_terms,
-    joined,
     names,
     needs,
     siblings,
     topic_terms,
+    whole_words,
 )
 from shirabe.answering.fit import (
     answer_kind,
@@ -174,7 +174,7 @@ def test_what_a_question_is_about(
             [["一般社員"], ["出張"], ["宿泊費"]],
             ("一般社員", "出張"),
         ),
-        ("集合注射の会場はどこですか？", [["集合", "注射"], ["会場"]], ("集合注射",)),
+        ("集合注射の会場はどこですか？", [["集合", "注射"], ["会場"]], ("集合", "注射")),
         ("集合注射はどこで受けられますか？", [["集合", "注射"]], ()),  # one run: no owner
         ("いくらですか？", [], ()),
     ],
@@ -533,25 +533,6 @@ def test_compounds(
 
 
 @pytest.mark.parametrize(
-    ("terms", "whole", "out"),
-    [
-        (["加湿", "フィルター"], [("加湿フィルター", ("加湿", "フィルター"))], ["加湿フィルター"]),
-        # what the compound names is enough: its other words may not be terms (試し, a verb)
-        (
-            ["ミナモクリア", "ボトル"],
-            [("お試し用ボトル", ("試し", "ボトル"))],
-            ["ミナモクリア", "お試し用ボトル"],
-        ),
-        # a compound whose head is no term leaves the terms alone
-        (["料金"], [("加湿フィルター", ("加湿", "フィルター"))], ["料金"]),
-        (["東", "出張所", "駐車場"], [("東出張所", ("東", "出張所"))], ["東出張所", "駐車場"]),
-    ],
-)
-def test_joined(terms: list[str], whole: list[tuple[str, tuple[str, ...]]], out: list[str]) -> None:
-    assert joined(terms, whole) == out
-
-
-@pytest.mark.parametrize(
     ("compound", "head", "sentence", "found"),
     [
         (
@@ -582,3 +563,10 @@ def test_siblings(
     tokenizer: SudachiTokenizer, compound: str, head: str, sentence: str, found: list[str]
 ) -> None:
     assert siblings(compound, head, tokenizer.words(sentence)) == found
+
+
+def test_a_word_of_a_compound_is_named_as_the_compound() -> None:
+    found = [("入タイマー", ("入", "タイマー")), ("加湿フィルター", ("加湿", "フィルター"))]
+    assert whole_words(["入", "設定"], found) == ["入タイマー", "設定"]
+    assert whole_words(["加湿", "フィルター"], found) == ["加湿フィルター"]
+    assert whole_words(["料金"], found) == ["料金"]

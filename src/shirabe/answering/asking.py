@@ -419,15 +419,7 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
         terms += action.objects if action else ()
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
-    whole = compounds(words)
-    found = [Condition(c.clause, tuple(joined(c.terms, whole))) for c in found]
-    return Needs(
-        joined(focus, whole),
-        joined(list(dict.fromkeys(terms)), whole),
-        found,
-        action,
-        tuple(joined(owners, whole)),
-    )
+    return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)
 
 
 def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
@@ -477,14 +469,13 @@ def siblings(compound: str, head: str, words: Sequence[Word]) -> list[str]:
     return found
 
 
-def joined(terms: Sequence[str], whole: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]:
-    """``terms`` with the words of each compound of the question (:func:`compounds`) whose
-    last word, what the compound names, is among them replaced by the compound, where its
-    first word stood."""
-    out = list(terms)
-    for text, parts in whole:
-        if parts[-1] in out:
-            at = min(out.index(p) for p in parts if p in out)
-            out = [t for t in out if t not in parts]
-            out.insert(min(at, len(out)), text)
-    return list(dict.fromkeys(out))
+def whole_words(terms: Sequence[str], found: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]:
+    """``terms`` with each word of a compound of the question (``found``, as
+    :func:`compounds` gives them) written as the compound: 入タイマー for 入, as a reason
+    names what the question asked about."""
+    out: list[str] = []
+    for term in terms:
+        shown = next((text for text, parts in found if term in parts), term)
+        if shown not in out:
+            out.append(shown)
+    return out

@@ -13,6 +13,7 @@ from typing import Final
 from shirabe.answering import asking, mentions
 from shirabe.records import Hit
 from shirabe.retrieval.query import Query
+from shirabe.text.normalize import folded
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,3 +138,34 @@ def echoes(query: Query, sentence: str) -> bool:
         return False
     own = [t for t in words if t not in asked]
     return len(own) <= ECHO_SHARE * len(words)
+
+
+def another_kind(
+    query: Query,
+    hits: Sequence[Hit],
+    candidate: Candidate,
+    whole: Sequence[tuple[str, str]],
+    passages: dict[int, Sequence[asking.Word]],
+) -> list[str]:
+    """The compounds of the question (``whole``: each compound with its head) whose candidate
+    sentence, or passage when it does not name them, tells of another kind of the thing asked
+    (集じんフィルターを交換したら, for 加湿フィルターの交換; the 本体ボトル row, for お試し用
+    ボトル). Compounds the question names itself (集合注射 beside 予防注射) are no other kind.
+    ``passages`` keeps the words of each passage once read."""
+    asked = folded(query.text)
+
+    def other(compound: str, head: str, words: Sequence[asking.Word]) -> bool:
+        return any(s not in asked for s in asking.siblings(compound, head, words))
+
+    found: list[str] = []
+    for compound, head in whole:
+        said = context(hits[candidate.hit_index])
+        if other(compound, head, query.words_of(candidate.text)):
+            found.append(compound)
+        elif mentions.missing_terms([compound], said):
+            key = candidate.hit_index
+            if key not in passages:
+                passages[key] = query.words_of(said)
+            if other(compound, head, passages[key]):
+                found.append(compound)
+    return found

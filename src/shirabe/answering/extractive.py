@@ -12,6 +12,7 @@ from shirabe.answering import asking, fit, mentions, showing, tables
 from shirabe.answering.context import (
     Candidate,
     absent,
+    another_kind,
     echoes,
     lacking,
     line,
@@ -368,13 +369,18 @@ class ExtractiveGenerator:
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
         apart: list[str] = []  # names the passage holds, but not next to the figure
-        whole = [(t, parts[-1]) for t, parts in asking.compounds(query.words()) if t in wanted]
+        whole = [  # 加湿フィルター: a sentence of 集じんフィルター is about another one
+            (t, parts[-1])
+            for t, parts in asking.compounds(query.words())
+            if len(parts) == 2 and parts[-1] in wanted
+        ]
+        passages: dict[int, Sequence[asking.Word]] = {}  # each passage's words, read once
         for c in fitting:
             if others and c.hit_index >= self._from_hits:
                 break  # a table of such figures, without the row asked: not deeper passages
-            gaps = lacking(query, hits, c, wanted, need) or [
-                t for t, head in whole if asking.siblings(t, head, query.words_of(c.text))
-            ]  # 集じんフィルターを交換したら, for 加湿フィルターの交換
+            gaps = lacking(query, hits, c, wanted, need) or another_kind(
+                query, hits, c, whole, passages
+            )
             chunk = hits[c.hit_index].chunk
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             away = [] if gaps or not names else mentions.missing_terms(names, near(hits, c, texts))
@@ -407,7 +413,8 @@ class ExtractiveGenerator:
             # the code is in the documents (else it is unknown), not next to such a figure
             shown = f"{_quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
             return ranked, ("terms", f"{shown}を示す記載が見つかりません")
-        return ranked, ("terms", _quoted(query.text, missing) + "についての記載が見つかりません")
+        spelled = asking.whole_words(missing, asking.compounds(query.words()))  # 入タイマー, not 入
+        return ranked, ("terms", _quoted(query.text, spelled) + "についての記載が見つかりません")
 
     def _holding(
         self,
