@@ -462,6 +462,8 @@ def siblings(compound: str, head: str, words: Sequence[Word]) -> list[str]:
     for k, plain in enumerate(plains):
         if plain != head or not k or not _noun(words[k - 1]) or words[k - 1][2][0] == "接頭辞":
             continue
+        if k + 1 < len(words) and _noun(words[k + 1]):
+            continue  # 情報システム部 is a 部, not a システム
         start = k - 1
         while start > 0 and _noun(words[start - 1]):
             start -= 1
