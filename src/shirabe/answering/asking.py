@@ -426,10 +426,10 @@ def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
     """The compound nouns of a question written in Japanese script, each with the words it is
     made of (``加湿フィルター`` of 加湿 and フィルター, ``お試し用ボトル`` of 試し and
     ボトル): a run of nouns holding two words or more that say what the question is about
-    (:func:`_telling`), from the first such word (and its prefix) to the last. A passage names the
-    compound, not its words apart: 集じんフィルター and 加湿の設定 are no 加湿フィルター."""
+    (:func:`_telling`), from the first such word (and its prefix) to the last. Its words are
+    looked for apart, as documents write them (気温との差 for 気温差); the compound tells a
+    passage about another kind of the same thing (:func:`siblings`)."""
     found: list[tuple[str, tuple[str, ...]]] = []
-
     i = 0
     while i < len(words):
         if not _part(words, i):
