@@ -87,7 +87,8 @@ class SentenceMeans:
     of the vectors of the corpus sentences it holds (a sentence cut short at the end of a
     chunk counts as the sentence it begins). Chunks then have the neighbourhoods real text
     gives them, so HNSW recall and latency mean what they would with real documents; questions
-    are embedded by the model."""
+    are embedded by the model, and so is a text holding no corpus sentence (the paragraph an
+    update adds)."""
 
     def __init__(self, model: Embedder, sentences: Sequence[str]) -> None:
         self._model = model
@@ -104,15 +105,15 @@ class SentenceMeans:
             np.save(path, matrix)
         self._vectors = dict(zip(unique, matrix, strict=True))
         self._starts = {u[:12]: v for u, v in self._vectors.items()}
-        self._random = RandomEmbedder()
 
     def _one(self, text: str) -> Vector:
         # chunk texts are "heading\nbody", sentence texts "heading: sentence"
         body = text.split("\n", 1)[1] if "\n" in text else text.split(": ", 1)[-1]
         found = [self._vectors.get(s, self._starts.get(s[:12])) for s in split_sentences(body)]
         present = [v for v in found if v is not None]
-        if not present:
-            return self._random.embed_query(text)
+        if not present:  # text no corpus sentence is in (an update): the model embeds it
+            vector: Vector = self._model.embed_passages([text])[0]
+            return vector
         mean = np.mean(present, axis=0).astype(np.float32)
         out: Vector = mean / np.linalg.norm(mean)
         return out

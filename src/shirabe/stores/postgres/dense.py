@@ -35,12 +35,19 @@ def text_vector(vector: Vector) -> str:
     return "[" + ",".join(map(repr, values)) + "]"
 
 
+HNSW_BUILD = "m = 16, ef_construction = 200"
+"""How the HNSW graph is built. pgvector's default ``ef_construction`` (64) gave recall@10
+0.963 against exact search on a random 300 questions at 100k chunks (``ef_search`` 128); 200
+gives 0.991 at the same search time, for an index build of 95 s instead of 33 s
+(bench/postgres.py)."""
+
+
 def hnsw_index_sql(dim: int) -> str:
     """The HNSW index on chunk vectors; HNSW needs a fixed dimension, so it indexes the column
     cast to it (and searches must cast alike to use it)."""
     return (
         "CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors "
-        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops)"
+        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WITH ({HNSW_BUILD})"
     )
 
 
