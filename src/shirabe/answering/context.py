@@ -158,9 +158,12 @@ def another_kind(
         return any(s not in asked for s in asking.siblings(compound, head, words))
 
     found: list[str] = []
+    if not whole:
+        return found
+    said = context(hits[candidate.hit_index])
+    sentence = query.words_of(candidate.text)
     for compound, head in whole:
-        said = context(hits[candidate.hit_index])
-        if other(compound, head, query.words_of(candidate.text)):
+        if other(compound, head, sentence):
             found.append(compound)
         elif mentions.missing_terms([compound], said):
             key = candidate.hit_index

@@ -369,10 +369,9 @@ class ExtractiveGenerator:
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
         apart: list[str] = []  # names the passage holds, but not next to the figure
+        compounds = asking.compounds(query.words())
         whole = [  # 加湿フィルター: a sentence of 集じんフィルター is about another one
-            (t, parts[-1])
-            for t, parts in asking.compounds(query.words())
-            if len(parts) == 2 and parts[-1] in wanted
+            (t, parts[-1]) for t, parts in compounds if len(parts) == 2 and parts[-1] in wanted
         ]
         passages: dict[int, Sequence[asking.Word]] = {}  # each passage's words, read once
         for c in fitting:
@@ -413,7 +412,7 @@ class ExtractiveGenerator:
             # the code is in the documents (else it is unknown), not next to such a figure
             shown = f"{_quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
             return ranked, ("terms", f"{shown}を示す記載が見つかりません")
-        spelled = asking.whole_words(missing, asking.compounds(query.words()))  # 入タイマー, not 入
+        spelled = asking.whole_words(missing, compounds)  # 入タイマー, not 入
         return ranked, ("terms", _quoted(query.text, spelled) + "についての記載が見つかりません")
 
     def _holding(
