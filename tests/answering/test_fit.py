@@ -22,6 +22,7 @@ from shirabe.answering.asking import (
 from shirabe.answering.fit import (
     answer_kind,
     codes,
+    fault_asked,
     fits_figure,
     has_kind,
     reason_of,
@@ -189,6 +190,24 @@ def test_the_focus_as_runs_joined_by_no(
     words = tokenizer.words(question)
     assert focus_groups(words, kind.asked) == groups
     assert needs(words, kind).owners == owners
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("タクシー代が1回いくらを超えると利用理由の記載が必要ですか？", ["タクシー"]),
+        ("修理代はいくらかかりますか？", ["修理"]),  # the figure still has to be there
+        ("江戸時代の米の値段はいくらですか？", ["江戸", "時代", "米"]),  # 時代 is no fee
+        ("修理代は何日で戻りますか？", ["修理代"]),  # not a money question
+    ],
+)
+def test_a_fee_is_looked_for_as_what_it_pays_for(
+    tokenizer: SudachiTokenizer, question: str, terms: list[str]
+) -> None:
+    """A money question asks for the 代 itself: the fare is written next to タクシー alone."""
+    kind = answer_kind(question)
+    assert kind is not None
+    assert needs(tokenizer.words(question), kind).focus == terms
 
 
 @pytest.mark.parametrize(
@@ -475,6 +494,22 @@ def test_a_reason_given_for_what_the_question_names(
 
 
 @pytest.mark.parametrize(
+    ("question", "sentence", "asked"),
+    [
+        ("時刻がずれたのはなぜですか？", "認証サーバーの時刻ずれで認証されない", True),
+        ("設定を誤ったのはなぜですか？", "設定誤りでアプリから操作できない", True),
+        ("コードが通らなかった原因は？", "認証サーバーの時刻ずれで認証されない", False),
+        ("時刻がずれたのはなぜですか？", "時刻ずれは電池切れのため", False),  # ため says why
+    ],
+)
+def test_a_fault_named_by_the_question_is_no_reason_for_it(
+    question: str, sentence: str, asked: bool
+) -> None:
+    """時刻ずれで… tells what the fault caused, not why the clock drifted."""
+    assert fault_asked(question, sentence) is asked
+
+
+@pytest.mark.parametrize(
     ("sentence", "reason"),
     [
         ("転出届をすると印鑑登録は廃止されます。", True),  # a consequence explains
@@ -483,6 +518,10 @@ def test_a_reason_given_for_what_the_question_names(
         ("調査の結果、原因が分かった。", True),
         ("偽造を防ぐため、透かしが入っています。", True),
         ("40歳から64歳までの方は介護分も加わります。", False),
+        ("認証サーバーの時刻ずれでワンタイムコードが認証されない", True),  # a fault with で
+        ("設定誤りでアプリから操作できない", True),
+        ("本社で打合せをする", False),  # a place with で
+        ("集中では足りない", False),
     ],
 )
 def test_what_gives_a_reason(sentence: str, reason: bool) -> None:

@@ -407,6 +407,8 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     the conditions for a figure (a way of doing or a person under a condition is written in
     other words than the question's: 急に熱が出たとき → 当日の体調不良)."""
     groups = focus_groups(words, kind.asked)
+    if kind.kind == "money":
+        groups = [[_fee_of(term) for term in group] for group in groups]
     focus = [term for group in groups for term in group]
     owners = tuple(term for group in groups[:-1] for term in group)
     terms = list(focus)
@@ -420,6 +422,14 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
     return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)
+
+
+def _fee_of(term: str) -> str:
+    """What a fee asked for is paid for (タクシー for タクシー代 in タクシー代はいくら): a money
+    question asks for the 代 itself, and documents write the fare next to the thing alone
+    (第8条（タクシーの利用） … ５，０００円を超える場合)."""
+    fee = len(term) > 2 and term.endswith("代") and not term.endswith("時代")
+    return term[:-1] if fee else term
 
 
 def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:

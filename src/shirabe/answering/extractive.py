@@ -449,6 +449,7 @@ class ExtractiveGenerator:
                 for c in holds
                 if fit.reason_of(named, codes, c.text, line(hits, c))
                 and not restates(query, c.text)
+                and not fit.fault_asked(query.text, c.text)
             ]
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者

@@ -148,11 +148,37 @@ _TIME = re.compile(
     r"(?<!王)朝(?![鮮廷刊])|昼|(?<!深)夜(?!景)|晩(?!年)|夕(?!張|刊)|日中(?![韓関両国米])|"
     r"当時|近年|最近|戦前|戦後"
 )
-_REASON = re.compile(
+_FAULT = re.compile(
+    r"(ずれ|誤り|不足|故障|集中|切れ|漏れ|ミス|不具合|停電|遅延|超過|破損|劣化|詰まり)で(?!は|も|き)"
+)
+_REASON_WORD = re.compile(
     r"原因|理由|ため|ので|(?:だ|です|ます|た|い)から|により|によって|よって|せい|おかげ|目的|"
     r"背景|ことで|(?:た|の)結果|結果(?:として|、)|(?:する|れる|なる)と(?!き)|"
     r"影響で|きっかけ|由来"
 )
+_REASON = re.compile(_REASON_WORD.pattern + "|" + _FAULT.pattern)
+"""Words that give a reason; a fault followed by で (時刻ずれでワンタイムコードが認証されない)
+gives its cause."""
+
+
+def fault_asked(question: str, sentence: str) -> bool:
+    """Whether ``sentence`` gives a reason only as a fault followed by で whose fault the
+    question names itself (時刻ずれで… for 時刻がずれたのはなぜ): it tells what the fault
+    caused, not why it happened."""
+    text = folded(sentence)
+    if _REASON_WORD.search(text):
+        return False
+    asked = folded(question)
+    faults = [m.group(1) for m in _FAULT.finditer(text)]
+    return bool(faults) and all(_fault_stem(f) in asked for f in faults)
+
+
+def _fault_stem(fault: str) -> str:
+    """The part of a fault word a question writes too (誤 of 誤り for 誤った, ずれ)."""
+    kanji = "".join(ch for ch in fault if "\u3400" <= ch <= "\u9fff")
+    return kanji or fault
+
+
 _PLACE = re.compile(
     r"階|室|所|場|館|庫|棚|窓口|公園|会場|センター|ビル|工場|店|駅|[市区町村県都府国州島]|"
     r"フロア|面|側|部|課|サイト|ページ|画面|メニュー|ポータル|アプリ|システム|地|内|外|上|下|"
