@@ -7,7 +7,7 @@ import pytest
 from shirabe.answering.context import Candidate
 from shirabe.answering.extractive import clip, coverage, evidence, may_count
 from shirabe.answering.fit import answer_kind, short_answer
-from shirabe.answering.showing import NAMES, companion, naming_first
+from shirabe.answering.showing import NAMES, companion, names_someone, naming_first
 from shirabe.answering.tables import (
     clean,
     is_header,
@@ -370,3 +370,27 @@ def test_a_sentence_naming_who_or_where_comes_before_one_naming_no_one(
     kind = answer_kind(question)
     assert kind is not None
     assert naming_first(query, NAMES[kind.kind], _sentences(*texts))[0].order == first
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "names"),
+    [
+        # the role the question names is no one
+        (
+            "異動する前に証明書の更新を担当していた人は誰ですか？",
+            "期限の通知メールが異動前の担当者宛てに送られていた。",
+            False,
+        ),
+        ("INC-2024-0004の担当は誰ですか？", "担当: 例田 次郎", True),  # the field asked
+        ("保険料を納めるのは誰ですか？", "保険料は世帯主に納めていただきます。", True),
+        ("窓口の担当は誰ですか？", "総務部が受け付けます。", True),  # a department
+        ("実験をしたのは誰ですか", "ジョン・ニーダムは実験をした。", True),
+        ("実験をしたのは誰ですか", "メールサーバーで実験をした。", False),  # katakana alone
+        ("ジョン・ニーダムと実験をしたのは誰ですか", "ジョン・ニーダムは実験をした。", False),
+    ],
+)
+def test_a_person_answer_names_someone_the_question_does_not(
+    question: str, text: str, names: bool
+) -> None:
+    query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
+    assert names_someone(query, text) is names

@@ -157,6 +157,8 @@ def tokenizer() -> SudachiTokenizer:
         ("いつ届きますか？", []),  # opens with the asked word
         ("育児休業は子どもが何歳になるまで取れますか？", []),  # documents say 子, or 児童
         ("試作 三郎さんの部署はどこですか？", ["三郎", "部署"]),  # not the honorific さん
+        ("健康診断の結果はいつごろ届きますか？", ["健康診断", "結果"]),  # a noun after の
+        ("試験の結果、何人が合格しましたか？", []),  # 結果、 as an adverb
     ],
 )
 def test_what_a_question_is_about(

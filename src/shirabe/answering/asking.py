@@ -356,7 +356,26 @@ def _part(words: Sequence[Word], k: int) -> bool:
     suffix (試し of お試し用ボトル)."""
     pos = words[k][2]
     stem = pos[0] == "動詞" and str(pos[-1]).startswith("連用形")
-    return _noun(words[k]) or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
+    return (
+        _noun(words[k])
+        or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
+        or _named_by_no(words, k)
+    )
+
+
+def _named_by_no(words: Sequence[Word], k: int) -> bool:
+    """A noun that may be an adverb used as a noun: after の and before は, が or を
+    (結果 in 健康診断の結果はいつ, which a passage about the checkup's booking does not name)."""
+    pos = words[k][2]
+    return (
+        pos[0] == "名詞"
+        and len(pos) > 2
+        and pos[2] == "副詞可能"
+        and k > 0
+        and words[k - 1][0] == "の"
+        and k + 1 < len(words)
+        and words[k + 1][0] in {"は", "が", "を"}
+    )
 
 
 def _noun(word: Word) -> bool:

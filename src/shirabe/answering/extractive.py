@@ -71,12 +71,13 @@ def may_count(text: str, focus: Sequence[str]) -> bool:
 
 def _quoted(question: str, terms: Sequence[str]) -> str:
     """Terms as the question spells them (AQ-250, not aq-250), each in 「」; terms written
-    next to each other in the question are one (「東出張所」, not 「東」「出張所」)."""
+    next to each other in the question are one (「東出張所」, not 「東」「出張所」), and a fee
+    looked for as what it pays for is shown as asked (「電気代」, not 「電気」)."""
     plain = unicodedata.normalize("NFKC", question)
     shown: list[str] = []
     end = -1
     for term in terms:
-        found = re.search(re.escape(term), plain, re.IGNORECASE)
+        found = re.search(re.escape(term) + "(?:代)?", plain, re.IGNORECASE)
         if found and shown and found.start() == end:
             shown[-1] += found.group()
         else:
@@ -451,6 +452,8 @@ class ExtractiveGenerator:
                 and not restates(query, c.text)
                 and not fit.fault_asked(query.text, c.text)
             ]
+        if asked.kind == "person":  # 異動前の担当者 names no one for …担当していた人は誰
+            holds = [c for c in holds if showing.names_someone(query, c.text)]
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not mentions.missing_terms([which], line(hits, c))]
