@@ -65,6 +65,7 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("いくつかの君主国の君主が同じ人物である体制を何と言いますか？", None, None),  # some
         ("長さを順次いくつか並べたものを何というか", None, None),
         ("会議室はいくつか？", "number", "いくつ"),
+        ("加入届は何号様式ですか？", "number", "何号"),  # 号 before what it numbers
         ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
         # a question quoted or reported inside the one asked is not what it asks
@@ -270,6 +271,10 @@ def test_the_topic_a_question_opens_with(
         ),
         ("本当だと思いますか？", []),  # と of a quotation
         ("何日以内に会員登録をすればよいですか？", []),  # ば of how the question asks
+        (  # 振込先 is named by the act: 振込口座を変えたい
+            "振込先の口座を変えたいとき、出す書類は何号様式ですか？",
+            [("振込先の口座を変えたいとき", ("振込", "口座"))],
+        ),
     ],
 )
 def test_the_conditions_a_question_sets(

@@ -181,6 +181,7 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
             counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
             box = plain in UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
             telling = (_telling(words[i], plain) and plain not in _PEOPLE) or box
+            plain = _party_of(plain)
             if _noun(words[i]) and telling and plain not in terms:
                 terms.insert(0, plain)
             i -= 1
@@ -189,6 +190,12 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
             clause = "".join(word[0] for word in words[i + 1 : k + 1])
             found.append(Condition(clause, tuple(terms)))
     return found
+
+
+def _party_of(term: str) -> str:
+    """What a 先 of a condition is the party of (振込 for 振込先 in 振込先の口座を変えたいとき):
+    documents name it by the act (振込口座を変えたい)."""
+    return term[:-1] if len(term) > 2 and term.endswith("先") and _stem(term) == term else term
 
 
 def _conditional(word: Word) -> bool:

@@ -113,6 +113,8 @@ _UNIT_QUESTION = re.compile(
 )
 """何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
 goes on as a word."""
+_NUMBERED: Final = re.compile(r"何\s*号")
+"""何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _AMOUNT_QUESTION = re.compile(
     r"いくら(?!か(?!か)|でも|も(?!ら))(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
 )
@@ -254,6 +256,8 @@ def _answer_kind(text: str) -> AnswerKind | None:
         unit = found.group(1) or found.group(2)
         kind: Kind = "money" if unit in {"円", "万円"} else "number"
         return AnswerKind(kind, found.group(), None if kind == "money" else UNITS[unit])
+    if found := _NUMBERED.search(text):  # 何号様式, 何号車: a numbered thing
+        return AnswerKind("number", found.group(), UNITS["号"])
     for kind, words in _ASKING:
         if found := words.search(text):
             return AnswerKind(kind, found.group())
