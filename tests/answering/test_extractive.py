@@ -378,14 +378,16 @@ def test_a_sentence_naming_who_or_where_comes_before_one_naming_no_one(
         # the role the question names is no one
         (
             "異動する前に証明書の更新を担当していた人は誰ですか？",
-            "期限の通知メールが異動前の担当者宛てに送られていた。",
+            "期限の通知が異動前の担当者宛てに送られていた。",
             False,
         ),
         ("INC-2024-0004の担当は誰ですか？", "担当: 例田 次郎", True),  # the field asked
         ("保険料を納めるのは誰ですか？", "保険料は世帯主に納めていただきます。", True),
         ("窓口の担当は誰ですか？", "総務部が受け付けます。", True),  # a department
         ("実験をしたのは誰ですか", "ジョン・ニーダムは実験をした。", True),
-        ("実験をしたのは誰ですか", "メールサーバーで実験をした。", False),  # katakana alone
+        ("実験をしたのは誰ですか", "実験は成功した。", False),
+        ("建築を行なっていたのは誰か", "修道士が建築を行っていた。", True),  # a person's noun
+        ("アルマに宛てた書簡は何通か", "アルマは手紙を受け取った。", False),  # the question's
         ("ジョン・ニーダムと実験をしたのは誰ですか", "ジョン・ニーダムは実験をした。", False),
     ],
 )

@@ -66,11 +66,15 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("長さを順次いくつか並べたものを何というか", None, None),
         ("会議室はいくつか？", "number", "いくつ"),
         ("加入届は何号様式ですか？", "number", "何号"),  # 号 before what it numbers
+        ("申込書に書く施設コードは何ですか？", "number", "施設コードは何"),  # a code
+        ("製品の管理番号って何？", "number", "管理番号って何"),
+        ("コードは何色ですか？", None, None),  # a colour, not a code
         ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
         # a question quoted or reported inside the one asked is not what it asks
         ("「なぜ顔を見せないのだろう？」とアルマに尋ねたのは誰", "person", "誰"),
         ("インドはなぜ貧しいのかという疑問から経済学者となったのは誰か。", "person", "誰"),
+        ("何の発明者が誰であるかということをめぐって説が流布してきたか？", None, None),
         ("「いつでも相談窓口」はどこにありますか？", "place", "どこ"),
         ("「なぜ」を5回繰り返す分析手法の名前は？", None, None),  # a name, not a reason
         ("「いつでも割」とは？", None, None),
@@ -498,6 +502,19 @@ def test_a_reason_given_for_what_the_question_names(
     nouns: list[str], codes: list[str], sentence: str, line: str, about: bool
 ) -> None:
     assert reason_of(nouns, codes, sentence, line) is about
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("| 北町保育所 | H-102 | 90人 |", True),
+        ("私立保育所の一覧は、別紙をご覧ください。", False),  # 一 of 一覧 is no code
+    ],
+)
+def test_a_code_is_written_with_digits(sentence: str, holds: bool) -> None:
+    kind = answer_kind("施設コードは何ですか？")
+    assert kind is not None and kind.name == "番号"
+    assert has_kind(kind, sentence) is holds
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering.fit import FIGURES, UNITS, AnswerKind
+from shirabe.answering.fit import CODE, FIGURES, UNITS, AnswerKind
 from shirabe.answering.mentions import is_cjk
 from shirabe.text.normalize import folded
 
@@ -445,6 +445,8 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
         terms += action_terms(words, kind.asked)
         action = action_verb(words, kind.asked)
         terms += action.objects if action else ()
+    if kind.unit == CODE:  # 施設コード of 施設コードは何
+        terms.append(folded(kind.asked).split("は")[0].split("って")[0])
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
     return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)

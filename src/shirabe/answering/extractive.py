@@ -452,14 +452,15 @@ class ExtractiveGenerator:
                 and not restates(query, c.text)
                 and not fit.fault_asked(query.text, c.text)
             ]
-        if asked.kind == "person":  # 異動前の担当者 names no one for …担当していた人は誰
-            holds = [c for c in holds if showing.names_someone(query, c.text)]
         which = fit.which_place(query.text) if asked.kind == "place" else None
         if which:  # どこの業者: a sentence that names a 業者
             holds = [c for c in holds if not mentions.missing_terms([which], line(hits, c))]
         first = [c for c in holds if c.hit_index < self._from_hits]
         if asked.kind in showing.NAMES and first:
             first = showing.naming_first(query, showing.NAMES[asked.kind], first)
+        if asked.kind == "person":  # 異動前の担当者 names no one for …担当していた人は誰
+            first = [c for c in first if showing.names_someone(query, c.text)]
+            holds = [c for c in holds if showing.names_someone(query, c.text)]
         if first and asked.kind not in fit.FIGURES:
             return first  # names, places and ways are told too loosely to look deeper
         return [*first, *(c for c in holds if c.hit_index >= self._from_hits)]

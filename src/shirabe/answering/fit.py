@@ -114,6 +114,14 @@ _UNIT_QUESTION = re.compile(
 """何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
 goes on as a word."""
 _NUMBERED: Final = re.compile(r"何\s*号")
+_CODE_QUESTION: Final = re.compile(
+    r"[\u3400-\u9fffァ-ヺーa-z]*(?:コード|番号|ナンバー|id|記号)(?:は|って)[、\s]*(?:何|なん)"
+    r"(?=です|でしょう|か|\?|$)"
+)
+"""A code or number asked by 何 (施設コードは何ですか): the answer holds digits, and its
+passage names what is asked (施設コード)."""
+CODE: Final = r"(?<![\d,.])\d"
+"""The unit of a code asked by 何: any digit."""
 """何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _AMOUNT_QUESTION = re.compile(
     r"いくら(?!か(?!か)|でも|も(?!ら))(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
@@ -213,10 +221,12 @@ class AnswerKind:
     asked: str
     """The words of the question that ask it (何kg, いくら, なぜ), for the refusal reason."""
     unit: str | None = None
+    named: str | None = None
+    """What the fact is called when not its kind's name (番号 for a code asked by 何)."""
 
     @property
     def name(self) -> str:
-        return KIND_NAMES[self.kind]
+        return self.named or KIND_NAMES[self.kind]
 
 
 _ASKING: Final[tuple[tuple[Kind, re.Pattern[str]], ...]] = (
@@ -231,9 +241,9 @@ _ASKING: Final[tuple[tuple[Kind, re.Pattern[str]], ...]] = (
 
 
 _QUOTED: Final = re.compile(r"「[^「」]*」|『[^『』]*』")
-_EMBEDDED: Final = re.compile(r"^.*?のか(?:という|との|と(?=[思考聞尋問言]))")
+_EMBEDDED: Final = re.compile(r"^.*?(?:の|である)か(?:という|との|と(?=[思考聞尋問言]))")
 """A question quoted or reported inside the one asked: 「…なぜ顔を見せないのだろう？」と尋ねた
-のは誰, インドはなぜ貧しいのかという疑問から…は誰か."""
+のは誰, インドはなぜ貧しいのかという疑問から…は誰か, 発明者が誰であるかということをめぐって."""
 
 
 def answer_kind(question: str) -> AnswerKind | None:
@@ -258,6 +268,8 @@ def _answer_kind(text: str) -> AnswerKind | None:
         return AnswerKind(kind, found.group(), None if kind == "money" else UNITS[unit])
     if found := _NUMBERED.search(text):  # 何号様式, 何号車: a numbered thing
         return AnswerKind("number", found.group(), UNITS["号"])
+    if found := _CODE_QUESTION.search(text):  # 施設コードは何: a code, written with digits
+        return AnswerKind("number", found.group(), CODE, named="番号")
     for kind, words in _ASKING:
         if found := words.search(text):
             return AnswerKind(kind, found.group())
@@ -283,6 +295,8 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
     if kind.kind == "number":
         if kind.unit is None:
             return bool(_NUMBER.search(text))
+        if kind.unit == CODE:
+            return re.search(CODE, text) is not None
         found = re.search(_NUM + r"\s*" + _with_unit(kind.unit), text)
         return found is not None or _names(kind, text)
     return _KIND_EVIDENCE[kind.kind].search(text) is not None
@@ -384,7 +398,7 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     happened (実際に何台), a duration (3時間) for a count (いくつ), the step of a rate (10kgごと)
     for a limit (何kgまで), a point before another (3か月前) for a length (発行されてから何か月).
     Other kinds: True."""
-    if kind.kind not in {"money", "number"}:
+    if kind.kind not in {"money", "number"} or kind.unit == CODE:
         return True
     text, asked = folded(sentence), folded(question)
     if _ACTUAL_ASKED.search(asked) and _PLANNED.search(text) and not _ACTUAL_ASKED.search(text):
@@ -450,8 +464,8 @@ def short_answer(kind: AnswerKind, text: str) -> str | None:
     holds exactly one of the asked kind; else None (two figures need their rows)."""
     if kind.kind == "money":
         unit = r"(?:[万億兆千]\s*)*(?:円|ドル|ユーロ)"
-    elif kind.kind == "number" and kind.unit is not None:
-        unit = _with_unit(kind.unit)
+    elif kind.kind == "number" and kind.unit not in {None, CODE}:
+        unit = _with_unit(str(kind.unit))
     else:
         return None
     plain = unicodedata.normalize("NFKC", text)

@@ -97,16 +97,15 @@ def naming_first(query: Query, name: str, holds: list[Candidate]) -> list[Candid
 
 def names_someone(query: Query, text: str) -> bool:
     """Whether ``text`` names someone the question does not: a person's or body's proper
-    noun, a name written in full (ジョン・ニーダム, 例田 次郎), the field the question asks
-    for (担当: …), or a department or role of its own (総務部, 所属長), not the role the
-    question itself names (異動前の担当者 for 担当していた人は誰). Katakana alone is no name
-    (メールサーバー)."""
+    noun, a name in katakana or written apart (ジョン・ニーダム, 例田 次郎), the field the
+    question asks for (担当: …), or a department or role of its own (総務部, 所属長), not the
+    role the question itself names (異動前の担当者 for 担当していた人は誰)."""
     own = _unasked(query, text)
     key = _FIELD.match(text)
     if key and key.group(1).strip() in query.text:
         return True  # 担当: 例田 次郎, asked who is 担当
     if any(name not in query.text for name in _FULL_NAME.findall(text)):
-        return True  # a foreign name in full, or a family and given name apart
+        return True  # a name in katakana, or a family and given name apart
     if _OWN_ROLE.search(own):
         return True
     return any(
@@ -116,10 +115,10 @@ def names_someone(query: Query, text: str) -> bool:
 
 
 _FULL_NAME: Final = re.compile(
-    r"[ァ-ヺー]+[・＝][ァ-ヺー]+|"
+    r"[ァ-ヺー][ァ-ヺー・＝]+|"
     r"(?<![\u3400-\u9fff])[\u3400-\u9fff]{1,3}[ 　][\u3400-\u9fff]{1,3}(?![\u3400-\u9fff])"
 )
-"""A name written in full: ジョン・ニーダム, or a family and given name apart (例田 次郎)."""
+"""A name in katakana (アルマ, ジョン・ニーダム), or a family and given name apart (例田 次郎)."""
 _FIELD: Final = re.compile(r"\s*([^:：|]+?)\s*[:：|]")
 """A field (承認者: 所属部長): when the question asks for its key, it names the answer."""
 _ROLE: Final = re.compile(
@@ -127,7 +126,8 @@ _ROLE: Final = re.compile(
 )
 """A department, desk or role (総務部, 受付窓口, 所属長): who or where, without a proper name."""
 _OWN_ROLE: Final = re.compile(
-    r"[\u3400-\u9fff々ァ-ヺー]+(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|主|人)"
+    r"[\u3400-\u9fff々ァ-ヺー]+(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|"
+    r"主|人|士|客|家|師|官|王|軍|手|民|族|衆|兵|僧|商|達)"
 )
 """A role with a word of its own before its suffix (所属長, not the 者 left of 担当者 when the
 question says 担当)."""
