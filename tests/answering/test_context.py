@@ -114,6 +114,30 @@ def test_what_the_asked_thing_belongs_to_may_be_named_elsewhere_in_its_document(
 
 
 @pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        # one noun of a long condition may be said otherwise (内線 is a 電話's)
+        ("保育所の入所について保育課に電話で聞くときの内線番号は何番ですか？", []),
+        # two are too many
+        ("保育所の入所について福祉課に電話で聞くときの内線番号は何番ですか？", ["福祉課", "電話"]),
+        # a short condition is named whole
+        ("東京に出張したときの内線番号は何番ですか？", ["東京"]),
+    ],
+)
+def test_a_long_condition_may_leave_one_noun_to_other_words(
+    tokenizer: SudachiTokenizer, question: str, missing: list[str]
+) -> None:
+    query = Query(question, tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
+    kind = answer_kind(question)
+    assert kind is not None
+    need = needs(query.words(), kind)
+    row = "課名: 保育課\n内線: 2270\n主な取扱い: 保育所の入所、出張の精算"
+    hits = [Hit(Chunk(text=row, source="窓口一覧.csv"), 1.0)]
+    candidate = Candidate(0, 1, "内線: 2270", 0.0, None)
+    assert lacking(query, hits, candidate, need.terms, need) == missing
+
+
+@pytest.mark.parametrize(
     ("sentence", "passage", "found"),
     [
         # the sentence tells of the other filters

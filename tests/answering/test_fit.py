@@ -69,6 +69,7 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("申込書に書く施設コードは何ですか？", "number", "施設コードは何"),  # a code
         ("製品の管理番号って何？", "number", "管理番号って何"),
         ("コードは何色ですか？", None, None),  # a colour, not a code
+        ("質量の記号は何", None, None),  # a symbol is no code of digits
         ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
         # a question quoted or reported inside the one asked is not what it asks

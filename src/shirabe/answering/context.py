@@ -100,10 +100,17 @@ def lacking(
                 context(h) for h in hits if h.chunk.source == hit.chunk.source
             )
             named = set(unnamed) - set(mentions.missing_terms(unnamed, document))
+            if not whole and len(terms) >= LOOSE_CONDITION and len(unnamed) - len(named) == 1:
+                named = set(unnamed)  # 電話で of 保育所の入所について保育課に電話で聞くとき
             found = [t for t in found if t not in named]
     if action and not asking.does(action.verb, query.tokenize(line(hits, candidate))):
         found.append(action.verb)
     return found
+
+
+LOOSE_CONDITION: Final = 4
+"""A condition of this many nouns or more may leave one of them to other words (保育課に電話で
+聞くとき, answered by a row of 保育課 with its 内線)."""
 
 
 _SAYS_WHY: Final = frozenset({"原因", "理由", "為", "所為", "目的", "背景", "結果", "影響", "由来"})

@@ -115,7 +115,7 @@ _UNIT_QUESTION = re.compile(
 goes on as a word."""
 _NUMBERED: Final = re.compile(r"何\s*号")
 _CODE_QUESTION: Final = re.compile(
-    r"[\u3400-\u9fffァ-ヺーa-z]*(?:コード|番号|ナンバー|id|記号)(?:は|って)[、\s]*(?:何|なん)"
+    r"[\u3400-\u9fffァ-ヺーa-z]*(?:コード|番号|ナンバー|id)(?:は|って)[、\s]*(?:何|なん)"
     r"(?=です|でしょう|か|\?|$)"
 )
 """A code or number asked by 何 (施設コードは何ですか): the answer holds digits, and its
