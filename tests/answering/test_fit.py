@@ -70,6 +70,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("製品の管理番号って何？", "number", "管理番号って何"),
         ("コードは何色ですか？", None, None),  # a colour, not a code
         ("質量の記号は何", None, None),  # a symbol is no code of digits
+        ("住民票の用紙はどのサイズですか？", "number", "どのサイズ"),  # a size
+        ("箱はどれくらいの大きさですか？", "number", "どれくらいの大きさ"),
         ("何歳から使えますか？いくつからですか？", "number", "何歳"),
         ("主軸に対して45°あるいは何度傾いた面か", "number", "何度"),
         # a question quoted or reported inside the one asked is not what it asks
@@ -503,6 +505,21 @@ def test_a_reason_given_for_what_the_question_names(
     nouns: list[str], codes: list[str], sentence: str, line: str, about: bool
 ) -> None:
     assert reason_of(nouns, codes, sentence, line) is about
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("用紙はA4判です。", True),
+        ("縦30cm、横20cmの箱に入れてください。", True),
+        ("サイズは操作画面で選べます。", False),  # the word, not a size
+        ("5歳までの子が対象です。", False),
+    ],
+)
+def test_a_size_is_a_paper_size_or_a_length(sentence: str, holds: bool) -> None:
+    kind = answer_kind("用紙はどのサイズですか？")
+    assert kind is not None and kind.name == "大きさ"
+    assert has_kind(kind, sentence) is holds
 
 
 @pytest.mark.parametrize(

@@ -122,6 +122,15 @@ _CODE_QUESTION: Final = re.compile(
 passage names what is asked (施設コード)."""
 CODE: Final = r"(?<![\d,.])\d"
 """The unit of a code asked by 何: any digit."""
+_SIZE_QUESTION: Final = re.compile(
+    r"どの(?:ぐらいの|くらいの)?(?:サイズ|大きさ)|どれ(?:ぐらい|くらい)の(?:サイズ|大きさ)"
+)
+SIZE: Final = (
+    r"(?<![a-z])[ab][0-9]{1,2}(?![0-9])|" + _NUM + r"\s*(?:" + _LENGTH + r"|インチ|号|判|型)"
+)
+"""The unit of a size asked by どのサイズ: a paper size (A4) or a length."""
+PATTERNED: Final = frozenset({CODE, SIZE})
+"""Units that are whole patterns of the answer, not the tail of a number."""
 """何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _AMOUNT_QUESTION = re.compile(
     r"いくら(?!か(?!か)|でも|も(?!ら))(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
@@ -270,6 +279,8 @@ def _answer_kind(text: str) -> AnswerKind | None:
         return AnswerKind("number", found.group(), UNITS["号"])
     if found := _CODE_QUESTION.search(text):  # 施設コードは何: a code, written with digits
         return AnswerKind("number", found.group(), CODE, named="番号")
+    if found := _SIZE_QUESTION.search(text):  # 用紙はどのサイズ: A4, or a length
+        return AnswerKind("number", found.group(), SIZE, named="大きさ")
     for kind, words in _ASKING:
         if found := words.search(text):
             return AnswerKind(kind, found.group())
@@ -295,8 +306,8 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
     if kind.kind == "number":
         if kind.unit is None:
             return bool(_NUMBER.search(text))
-        if kind.unit == CODE:
-            return re.search(CODE, text) is not None
+        if kind.unit in PATTERNED:
+            return re.search(kind.unit, text) is not None
         found = re.search(_NUM + r"\s*" + _with_unit(kind.unit), text)
         return found is not None or _names(kind, text)
     return _KIND_EVIDENCE[kind.kind].search(text) is not None
@@ -398,7 +409,7 @@ def fits_figure(question: str, kind: AnswerKind, sentence: str) -> bool:
     happened (実際に何台), a duration (3時間) for a count (いくつ), the step of a rate (10kgごと)
     for a limit (何kgまで), a point before another (3か月前) for a length (発行されてから何か月).
     Other kinds: True."""
-    if kind.kind not in {"money", "number"} or kind.unit == CODE:
+    if kind.kind not in {"money", "number"} or kind.unit in PATTERNED:
         return True
     text, asked = folded(sentence), folded(question)
     if _ACTUAL_ASKED.search(asked) and _PLANNED.search(text) and not _ACTUAL_ASKED.search(text):
@@ -464,7 +475,7 @@ def short_answer(kind: AnswerKind, text: str) -> str | None:
     holds exactly one of the asked kind; else None (two figures need their rows)."""
     if kind.kind == "money":
         unit = r"(?:[万億兆千]\s*)*(?:円|ドル|ユーロ)"
-    elif kind.kind == "number" and kind.unit not in {None, CODE}:
+    elif kind.kind == "number" and kind.unit is not None and kind.unit not in PATTERNED:
         unit = _with_unit(str(kind.unit))
     else:
         return None
