@@ -205,6 +205,22 @@ def test_the_focus_as_runs_joined_by_no(
 @pytest.mark.parametrize(
     ("question", "terms"),
     [
+        ("パスワードの期限切れの通知は何日前から届きますか？", ["パスワード", "期限", "通知"]),
+        ("支払いの遅れは何日まで認められますか？", ["支払い", "遅れ"]),  # 遅れ alone stays
+    ],
+)
+def test_an_event_is_looked_for_as_what_it_happens_to(
+    tokenizer: SudachiTokenizer, question: str, terms: list[str]
+) -> None:
+    """期限切れ is written 期限の7日前から: the noun, with the verb apart or in other words."""
+    kind = answer_kind(question)
+    assert kind is not None
+    assert needs(tokenizer.words(question), kind).terms == terms
+
+
+@pytest.mark.parametrize(
+    ("question", "terms"),
+    [
         ("タクシー代が1回いくらを超えると利用理由の記載が必要ですか？", ["タクシー"]),
         ("修理代はいくらかかりますか？", ["修理"]),  # the figure still has to be there
         ("江戸時代の米の値段はいくらですか？", ["江戸", "時代", "米"]),  # 時代 is no fee

@@ -12,6 +12,7 @@ A passage that answers must name them (:func:`shirabe.answering.mentions.missing
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -435,11 +436,12 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     groups = focus_groups(words, kind.asked)
     if kind.kind == "money":
         groups = [[_fee_of(term) for term in group] for group in groups]
+    groups = [[_event_of(term) for term in group] for group in groups]
     focus = [term for group in groups for term in group]
     owners = tuple(term for group in groups[:-1] for term in group)
     terms = list(focus)
     if kind.kind in FIGURES:
-        terms += topic_terms(words, kind.asked)
+        terms += [_event_of(term) for term in topic_terms(words, kind.asked)]
     action = None
     if kind.kind == "procedure":
         terms += action_terms(words, kind.asked)
@@ -458,6 +460,16 @@ def _fee_of(term: str) -> str:
     (第8条（タクシーの利用） … ５，０００円を超える場合)."""
     fee = len(term) > 2 and term.endswith("代") and not term.endswith("時代")
     return term[:-1] if fee else term
+
+
+def _event_of(term: str) -> str:
+    """What an event written as a noun and a verb's stem happens to (期限 of 期限切れ): documents
+    write the noun with the verb apart or in other words (期限の7日前から通知が届きます)."""
+    found = _EVENT.fullmatch(term)
+    return found.group(1) if found else term
+
+
+_EVENT: Final = re.compile(r"([\u3400-\u9fff]{2,})(?:切れ|明け|漏れ|遅れ|忘れ|間違い|違い)")
 
 
 def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
