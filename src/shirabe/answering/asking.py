@@ -441,7 +441,8 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     owners = tuple(term for group in groups[:-1] for term in group)
     terms = list(focus)
     if kind.kind in FIGURES:
-        terms += [_event_of(term) for term in topic_terms(words, kind.asked)]
+        topic = [_event_of(term) for term in topic_terms(words, kind.asked)]
+        terms += [_fee_of(term) for term in topic] if kind.kind == "money" else topic
     action = None
     if kind.kind == "procedure":
         terms += action_terms(words, kind.asked)
