@@ -8,17 +8,15 @@ from shirabe.answering.asking import (
     Action,
     action_terms,
     action_verb,
-    compounds,
     conditions,
     does,
     focus_groups,
     focus_terms,
     names,
     needs,
-    siblings,
     topic_terms,
-    whole_words,
 )
+from shirabe.answering.compound_nouns import compounds, siblings, whole_words
 from shirabe.answering.fit import (
     answer_kind,
     codes,

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Final
 
 from shirabe.answering.fit import CODE, FIGURES, UNITS, AnswerKind
-from shirabe.answering.mentions import is_cjk
 from shirabe.text.normalize import folded
 
 Word = tuple[str, str, Sequence[str]]
@@ -100,7 +99,7 @@ def focus_groups(words: Sequence[Word], asked: str) -> list[list[str]]:
     groups: list[list[str]] = []
     while i >= 0:
         run = i
-        while i >= 0 and _part(words, i):
+        while i >= 0 and in_compound(words, i):
             i -= 1
         if run == i:
             break
@@ -109,11 +108,11 @@ def focus_groups(words: Sequence[Word], asked: str) -> list[list[str]]:
         group = [  # not 子ども of 子どもが何歳: documents name people by their case
             plains[j]
             for j in range(i + 1, run + 1)
-            if _telling(words[j], plains[j]) and plains[j] not in _PEOPLE
+            if tells(words[j], plains[j]) and plains[j] not in _PEOPLE
         ]
         if group:
             groups.insert(0, group)
-        if i >= 1 and plains[i] == "の" and _noun(words[i - 1]):
+        if i >= 1 and plains[i] == "の" and is_noun(words[i - 1]):
             i -= 1  # 富山工場の|食堂
             continue
         break
@@ -131,7 +130,7 @@ def topic_terms(words: Sequence[Word], asked: str) -> list[str]:
     plains = [folded(surface) for surface, _, _ in words]
     start = _asked_at(plains, asked)
     i = 0
-    while i < len(words) and (_noun(words[i]) or (plains[i] == "の" and i > 0)):
+    while i < len(words) and (is_noun(words[i]) or (plains[i] == "の" and i > 0)):
         i += 1
     ends = [e for e in _TOPIC_ENDS if tuple(plains[i : i + len(e)]) == e]
     if not i or not ends or start is None or i >= start or plains[i - 1] == "の":
@@ -139,7 +138,7 @@ def topic_terms(words: Sequence[Word], asked: str) -> list[str]:
     return [
         plains[j]
         for j in range(i)
-        if _noun(words[j]) and _telling(words[j], plains[j]) and plains[j] not in _PEOPLE
+        if is_noun(words[j]) and tells(words[j], plains[j]) and plains[j] not in _PEOPLE
     ]
 
 
@@ -181,9 +180,9 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
             plain = folded(words[i][0])
             counted = i > 0 and len(words[i - 1][2]) > 1 and words[i - 1][2][1] == "数詞"
             box = plain in UNITS and not counted and not plain.isascii()  # 箱に入れた, not 2箱
-            telling = (_telling(words[i], plain) and plain not in _PEOPLE) or box
+            telling = (tells(words[i], plain) and plain not in _PEOPLE) or box
             plain = _party_of(plain)
-            if _noun(words[i]) and telling and plain not in terms:
+            if is_noun(words[i]) and telling and plain not in terms:
                 terms.insert(0, plain)
             i -= 1
         asked = any(folded(w[0]).startswith("何") for w in words[i + 1 : k])  # 何日以内に…すれば
@@ -222,7 +221,7 @@ def action_terms(words: Sequence[Word], asked: str) -> list[str]:
             and words[i][1] in _DOING
             and words[i - 1][2][:3] == ("名詞", "普通名詞", "サ変可能")
         ):
-            action = [plains[i - 1]] if _telling(words[i - 1], plains[i - 1]) else []
+            action = [plains[i - 1]] if tells(words[i - 1], plains[i - 1]) else []
             return [*action, *_object(words, plains, i - 1)] if action else []
         if words[i][2][0] not in _TAIL_POS and plains[i] != "ため":
             return []
@@ -298,9 +297,9 @@ def _object(words: Sequence[Word], plains: Sequence[str], verb: int) -> tuple[st
     for i in range(verb - 1, 0, -1):
         if plains[i] == "を":
             k = i - 1
-            while k >= 0 and _noun(words[k]):
+            while k >= 0 and is_noun(words[k]):
                 k -= 1
-            return tuple(plains[j] for j in range(k + 1, i) if _telling(words[j], plains[j]))
+            return tuple(plains[j] for j in range(k + 1, i) if tells(words[j], plains[j]))
         if words[i][2][0] in _CLAUSE_END or plains[i] in {"、", ",", "は"}:
             break
     return ()
@@ -318,7 +317,7 @@ def does(verb: str, terms: Sequence[str]) -> bool:
     return any(_stem(term).startswith(stem) for term in terms if not term.startswith("~"))
 
 
-def _telling(word: Word, plain: str) -> bool:
+def tells(word: Word, plain: str) -> bool:
     """A noun that says what a question is about: not a question word, unit, counter,
     generic word or the name of the kind asked (重さ), not ASCII (codes are taken whole), and
     not a single kana."""
@@ -340,8 +339,8 @@ def key_nouns(words: Sequence[Word], *, attributes: bool = False) -> list[str]:
     found: list[str] = []
     for word in words:
         plain = folded(word[0])
-        telling = _telling(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
-        if _noun(word) and telling and plain not in found:
+        telling = tells(word, plain) or (attributes and plain in ATTRIBUTES and len(plain) > 1)
+        if is_noun(word) and telling and plain not in found:
             found.append(plain)
     return found
 
@@ -354,18 +353,18 @@ def names(words: Sequence[Word]) -> list[str]:
     for word in words:
         plain = folded(word[0])
         proper = len(word[2]) > 1 and word[2][:2] == ("名詞", "固有名詞")
-        if proper and _telling(word, plain) and plain not in found:
+        if proper and tells(word, plain) and plain not in found:
             found.append(plain)
     return found
 
 
-def _part(words: Sequence[Word], k: int) -> bool:
+def in_compound(words: Sequence[Word], k: int) -> bool:
     """Whether the word at ``k`` is part of a compound noun: a noun, or a verb's stem before a
     suffix (試し of お試し用ボトル)."""
     pos = words[k][2]
     stem = pos[0] == "動詞" and str(pos[-1]).startswith("連用形")
     return (
-        _noun(words[k])
+        is_noun(words[k])
         or (stem and k + 1 < len(words) and words[k + 1][2][0] == "接尾辞")
         or _named_by_no(words, k)
     )
@@ -386,7 +385,7 @@ def _named_by_no(words: Sequence[Word], k: int) -> bool:
     )
 
 
-def _noun(word: Word) -> bool:
+def is_noun(word: Word) -> bool:
     _, _, pos = word
     return (
         pos[0] in {"名詞", "接尾辞", "接頭辞"}
@@ -471,64 +470,3 @@ def _event_of(term: str) -> str:
 
 
 _EVENT: Final = re.compile(r"([\u3400-\u9fff]{2,})(?:切れ|明け|漏れ|遅れ|忘れ|間違い|違い)")
-
-
-def compounds(words: Sequence[Word]) -> list[tuple[str, tuple[str, ...]]]:
-    """The compound nouns of a question written in Japanese script, each with the words it is
-    made of (``加湿フィルター`` of 加湿 and フィルター, ``お試し用ボトル`` of 試し and
-    ボトル): a run of nouns holding two words or more that say what the question is about
-    (:func:`_telling`), from the first such word (and its prefix) to the last. Its words are
-    looked for apart, as documents write them (気温との差 for 気温差); the compound tells a
-    passage about another kind of the same thing (:func:`siblings`)."""
-    found: list[tuple[str, tuple[str, ...]]] = []
-    i = 0
-    while i < len(words):
-        if not _part(words, i):
-            i += 1
-            continue
-        end = i
-        while end < len(words) and _part(words, end):
-            end += 1
-        plains = [folded(words[j][0]) for j in range(i, end)]
-        telling = [k for k, p in enumerate(plains) if _telling(words[i + k], p)]
-        if len(telling) >= 2:
-            first = telling[0] - (telling[0] > 0 and words[i + telling[0] - 1][2][0] == "接頭辞")
-            text = "".join(plains[first : telling[-1] + 1])  # お試し用ボトル, with its お
-            if all(is_cjk(ch) for ch in text):
-                found.append((text, tuple(plains[k] for k in telling)))
-        i = end
-    return found
-
-
-def siblings(compound: str, head: str, words: Sequence[Word]) -> list[str]:
-    """The other compounds a sentence (``words``) names with the head of the question's
-    ``compound`` (集じんフィルター and 脱臭フィルター for 加湿フィルター, 切タイマー for
-    入タイマー), when it does not name that compound: the sentence tells of another kind of
-    the thing asked. Empty when it names the compound, or the head alone
-    (フィルターを交換したら)."""
-    plains = [folded(w[0]) for w in words]
-    if compound in "".join(plains):
-        return []
-    found: list[str] = []
-    for k, plain in enumerate(plains):
-        if plain != head or not k or not _noun(words[k - 1]) or words[k - 1][2][0] == "接頭辞":
-            continue
-        if k + 1 < len(words) and _noun(words[k + 1]):
-            continue  # 情報システム部 is a 部, not a システム
-        start = k - 1
-        while start > 0 and _noun(words[start - 1]):
-            start -= 1
-        found.append("".join(plains[start : k + 1]))
-    return found
-
-
-def whole_words(terms: Sequence[str], found: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]:
-    """``terms`` with each word of a compound of the question (``found``, as
-    :func:`compounds` gives them) written as the compound: 入タイマー for 入, as a reason
-    names what the question asked about."""
-    out: list[str] = []
-    for term in terms:
-        shown = next((text for text, parts in found if term in parts), term)
-        if shown not in out:
-            out.append(shown)
-    return out

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering import asking, mentions
+from shirabe.answering import asking, compound_nouns, mentions
 from shirabe.records import Hit
 from shirabe.retrieval.query import Query
 from shirabe.text.normalize import folded
@@ -162,7 +162,7 @@ def another_kind(
     asked = folded(query.text)
 
     def other(compound: str, head: str, words: Sequence[asking.Word]) -> bool:
-        return any(s not in asked for s in asking.siblings(compound, head, words))
+        return any(s not in asked for s in compound_nouns.siblings(compound, head, words))
 
     found: list[str] = []
     if not whole:

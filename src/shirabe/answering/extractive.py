@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shirabe.answering import asking, fit, mentions, showing, tables
+from shirabe.answering import asking, compound_nouns, fit, mentions, showing, tables
 from shirabe.answering.context import (
     Candidate,
     absent,
@@ -370,7 +370,7 @@ class ExtractiveGenerator:
         missing: list[str] = []
         others: list[str] = []  # keys of rows holding the figure of something else
         apart: list[str] = []  # names the passage holds, but not next to the figure
-        compounds = asking.compounds(query.words())
+        compounds = compound_nouns.compounds(query.words())
         whole = [  # 加湿フィルター: a sentence of 集じんフィルター is about another one
             (t, parts[-1]) for t, parts in compounds if len(parts) == 2 and parts[-1] in wanted
         ]
@@ -413,7 +413,7 @@ class ExtractiveGenerator:
             # the code is in the documents (else it is unknown), not next to such a figure
             shown = f"{_quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
             return ranked, ("terms", f"{shown}を示す記載が見つかりません")
-        spelled = asking.whole_words(missing, compounds)  # 入タイマー, not 入
+        spelled = compound_nouns.whole_words(missing, compounds)  # 入タイマー, not 入
         return ranked, ("terms", _quoted(query.text, spelled) + "についての記載が見つかりません")
 
     def _holding(
