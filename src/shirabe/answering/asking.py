@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from shirabe.answering.fit import CODE, FIGURES, UNITS, AnswerKind
+from shirabe.answering.mentions import kanji_of
 from shirabe.text.normalize import folded
 
 Word = tuple[str, str, Sequence[str]]
@@ -195,7 +196,7 @@ def conditions(words: Sequence[Word]) -> list[Condition]:
 def _party_of(term: str) -> str:
     """What a 先 of a condition is the party of (振込 for 振込先 in 振込先の口座を変えたいとき):
     documents name it by the act (振込口座を変えたい)."""
-    return term[:-1] if len(term) > 2 and term.endswith("先") and _stem(term) == term else term
+    return term[:-1] if len(term) > 2 and term.endswith("先") and kanji_of(term) == term else term
 
 
 def _conditional(word: Word) -> bool:
@@ -273,7 +274,7 @@ def action_verb(words: Sequence[Word], asked: str) -> Action | None:
     for i in range(start - 1, -1, -1):
         lemma, pos = words[i][1], words[i][2]
         if pos[0] == "動詞" and lemma not in _HELPER_VERBS:
-            if lemma in _GENERIC or not _stem(lemma):
+            if lemma in _GENERIC or not kanji_of(lemma):
                 return None
             return Action(lemma, _object(words, plains, i))
         if pos[0] in _TAIL_POS or lemma in _HELPER_VERBS or lemma in _SETTING:
@@ -305,16 +306,11 @@ def _object(words: Sequence[Word], plains: Sequence[str], verb: int) -> tuple[st
     return ()
 
 
-def _stem(word: str) -> str:
-    """The kanji of a word (取消 for 取り消す and 取消し, 払戻 for 払い戻し)."""
-    return "".join(ch for ch in word if "\u3400" <= ch <= "\u9fff" or ch == "々")
-
-
 def does(verb: str, terms: Sequence[str]) -> bool:
     """Whether a passage's index ``terms`` name the action ``verb``: a word whose kanji begin
     with the verb's (取り消し and 取消 for 取り消す, 移動 for 移る, 変更 for 変える)."""
-    stem = _stem(verb)
-    return any(_stem(term).startswith(stem) for term in terms if not term.startswith("~"))
+    stem = kanji_of(verb)
+    return any(kanji_of(term).startswith(stem) for term in terms if not term.startswith("~"))
 
 
 def tells(word: Word, plain: str) -> bool:
@@ -432,16 +428,12 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     written in other words as often as it is missing);
     the conditions for a figure (a way of doing or a person under a condition is written in
     other words than the question's: 急に熱が出たとき → 当日の体調不良)."""
-    groups = focus_groups(words, kind.asked)
-    if kind.kind == "money":
-        groups = [[_fee_of(term) for term in group] for group in groups]
-    groups = [[_event_of(term) for term in group] for group in groups]
+    groups = [[_looked_for(t, kind) for t in group] for group in focus_groups(words, kind.asked)]
     focus = [term for group in groups for term in group]
     owners = tuple(term for group in groups[:-1] for term in group)
     terms = list(focus)
     if kind.kind in FIGURES:
-        topic = [_event_of(term) for term in topic_terms(words, kind.asked)]
-        terms += [_fee_of(term) for term in topic] if kind.kind == "money" else topic
+        terms += [_looked_for(term, kind) for term in topic_terms(words, kind.asked)]
     action = None
     if kind.kind == "procedure":
         terms += action_terms(words, kind.asked)
@@ -452,6 +444,13 @@ def needs(words: Sequence[Word], kind: AnswerKind) -> Needs:
     found = conditions(words) if kind.kind in FIGURES else []
     terms += [t for c in found for t in c.terms]
     return Needs(focus, list(dict.fromkeys(terms)), found, action, owners)
+
+
+def _looked_for(term: str, kind: AnswerKind) -> str:
+    """A term of the question as a passage writes it: an event as its noun (:func:`_event_of`),
+    and for an amount of money a fee as what it pays for (:func:`_fee_of`)."""
+    term = _event_of(term)
+    return _fee_of(term) if kind.kind == "money" else term
 
 
 def _fee_of(term: str) -> str:

@@ -459,8 +459,9 @@ class ExtractiveGenerator:
         if asked.kind in showing.NAMES and first:
             first = showing.naming_first(query, showing.NAMES[asked.kind], first)
         if asked.kind == "person":  # 異動前の担当者 names no one for …担当していた人は誰
-            first = [c for c in first if showing.names_someone(query, c.text)]
             holds = [c for c in holds if showing.names_someone(query, c.text)]
+            kept = {id(c) for c in holds}
+            first = [c for c in first if id(c) in kept]
         if first and asked.kind not in fit.FIGURES:
             return first  # names, places and ways are told too loosely to look deeper
         return [*first, *(c for c in holds if c.hit_index >= self._from_hits)]

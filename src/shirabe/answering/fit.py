@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from shirabe.answering.mentions import missing_terms
+from shirabe.answering.mentions import kanji_of, missing_terms
 from shirabe.text.normalize import folded
 
 Kind = Literal["money", "number", "time", "place", "person", "reason", "procedure"]
@@ -114,6 +114,7 @@ _UNIT_QUESTION = re.compile(
 """何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
 goes on as a word."""
 _NUMBERED: Final = re.compile(r"何\s*号")
+"""何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _CODE_QUESTION: Final = re.compile(
     r"[\u3400-\u9fffァ-ヺーa-z]*(?:コード|番号|ナンバー|id)(?:は|って)[、\s]*(?:何|なん)"
     r"(?=です|でしょう|か|\?|$)"
@@ -131,7 +132,6 @@ SIZE: Final = (
 """The unit of a size asked by どのサイズ: a paper size (A4) or a length."""
 PATTERNED: Final = frozenset({CODE, SIZE})
 """Units that are whole patterns of the answer, not the tail of a number."""
-"""何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _AMOUNT_QUESTION = re.compile(
     r"いくら(?!か(?!か)|でも|も(?!ら))(?![^、。？?]*(?:ても|でも))|おいくら|何円|何万円|金額は|料金は|費用は|値段は"
 )
@@ -194,8 +194,7 @@ def fault_asked(question: str, sentence: str) -> bool:
 
 def _fault_stem(fault: str) -> str:
     """The part of a fault word a question writes too (誤 of 誤り for 誤った, ずれ)."""
-    kanji = "".join(ch for ch in fault if "\u3400" <= ch <= "\u9fff")
-    return kanji or fault
+    return kanji_of(fault) or fault
 
 
 _PLACE = re.compile(
@@ -476,7 +475,7 @@ def short_answer(kind: AnswerKind, text: str) -> str | None:
     if kind.kind == "money":
         unit = r"(?:[万億兆千]\s*)*(?:円|ドル|ユーロ)"
     elif kind.kind == "number" and kind.unit is not None and kind.unit not in PATTERNED:
-        unit = _with_unit(str(kind.unit))
+        unit = _with_unit(kind.unit)
     else:
         return None
     plain = unicodedata.normalize("NFKC", text)

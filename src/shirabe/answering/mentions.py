@@ -16,6 +16,11 @@ def is_cjk(ch: str) -> bool:
     return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or ch in "々〆ヶ"
 
 
+def kanji_of(word: str) -> str:
+    """The kanji of a word (取消 for 取り消す and 取消し, 払戻 for 払い戻し)."""
+    return "".join(ch for ch in word if "\u3400" <= ch <= "\u9fff" or ch == "々")
+
+
 def char_pairs(text: str) -> set[str]:
     """Adjacent pairs of Japanese characters (kana included)."""
     return {a + b for a, b in pairwise(text) if is_cjk(a) and is_cjk(b)}

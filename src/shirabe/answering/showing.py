@@ -100,13 +100,12 @@ def names_someone(query: Query, text: str) -> bool:
     noun, a name in katakana or written apart (ジョン・ニーダム, 例田 次郎), the field the
     question asks for (担当: …), or a department or role of its own (総務部, 所属長), not the
     role the question itself names (異動前の担当者 for 担当していた人は誰)."""
-    own = _unasked(query, text)
     key = _FIELD.match(text)
     if key and key.group(1).strip() in query.text:
         return True  # 担当: 例田 次郎, asked who is 担当
     if any(name not in query.text for name in _FULL_NAME.findall(text)):
         return True  # a name in katakana, or a family and given name apart
-    if _OWN_ROLE.search(own):
+    if _OWN_ROLE.search(_unasked(query, text)):
         return True
     return any(
         pos[:2] == ("名詞", "固有名詞") and surface not in query.text
@@ -121,13 +120,13 @@ _FULL_NAME: Final = re.compile(
 """A name in katakana (アルマ, ジョン・ニーダム), or a family and given name apart (例田 次郎)."""
 _FIELD: Final = re.compile(r"\s*([^:：|]+?)\s*[:：|]")
 """A field (承認者: 所属部長): when the question asks for its key, it names the answer."""
-_ROLE: Final = re.compile(
-    r"[\u3400-\u9fff々ァ-ヺー]*(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|工場)"
-)
+_ROLES: Final = r"部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店"
+_ROLE: Final = re.compile(r"[\u3400-\u9fff々ァ-ヺー]*(?:" + _ROLES + r"|工場)")
 """A department, desk or role (総務部, 受付窓口, 所属長): who or where, without a proper name."""
 _OWN_ROLE: Final = re.compile(
-    r"[\u3400-\u9fff々ァ-ヺー]+(?:部|課|室|係|窓口|センター|長|者|員|担当|事務所|営業所|支店|"
-    r"主|人|士|客|家|師|官|王|軍|手|民|族|衆|兵|僧|商|達)"
+    r"[\u3400-\u9fff々ァ-ヺー]+(?:"
+    + _ROLES
+    + r"|主|人|士|客|家|師|官|王|軍|手|民|族|衆|兵|僧|商|達)"
 )
 """A role with a word of its own before its suffix (所属長, not the 者 left of 担当者 when the
 question says 担当)."""
