@@ -95,10 +95,12 @@ def test_rename_moves_without_reembedding(
     app.ingest([docs])
     embedded = embedder.passages
     old.rename(docs / "経費規程.txt")
-    report = app.ingest([docs])
+    listed: list[set[str]] = []  # what the index lists while the new name is being read
+    report = app.ingest([docs], lambda event: listed.append(sources(app)))
     assert report.counts["added"] == 1 and report.counts["removed"] == 1
     assert embedder.passages == embedded
     assert sources(app) == {"経費規程.txt"}
+    assert all("経費.txt" not in names for names in listed)  # never listed under both names
     hits = app.search("経費精算の期限", k=3)
     assert Path(hits[0].chunk.source).name == "経費規程.txt"
 

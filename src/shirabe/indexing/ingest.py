@@ -169,7 +169,12 @@ class Ingestor:
                 problems.append((place, exc.strerror or str(exc)))
         report.files.extend(self._fail(place, reason) for place, reason in problems)
         present = {place.key for _path, place in files} | {p.key for p, _reason in problems}
-        removed = self._removed(placed, present)
+        # what is gone leaves first: a renamed file is never listed or cited twice
+        for gone in self._removed(placed, present):
+            if self._store.remove_source(gone.path):
+                report.files.append(FileResult(gone.path, "removed"))
+                if gone.status == "ok":  # a failure record had no text to delete
+                    self._on_change("delete", gone.path, "the file is gone")
         notify(IngestEvent("scan", 0, len(files)))
         try:
             with self._store.loading():
@@ -178,11 +183,6 @@ class Ingestor:
                 notify(IngestEvent("index", len(files), len(files)))
         finally:
             self._loader.close()  # also when the store fails midway: no worker left behind
-        for gone in removed:
-            if self._store.remove_source(gone.path):
-                report.files.append(FileResult(gone.path, "removed"))
-                if gone.status == "ok":  # a failure record had no text to delete
-                    self._on_change("delete", gone.path, "the file is gone")
         self._store.refresh()
         if changed >= self._refresh_every_files:
             self._store.optimize()  # many intermediate segments: merge them once
