@@ -161,3 +161,30 @@ def test_eval_help_names_exit_code() -> None:
     result = runner.invoke(app, ["eval", "--help"])
     assert result.exit_code == 0
     assert "exit code 3" in result.stdout.lower()
+
+
+DIALOGUE = """\
+dialogues:
+  - id: hotel
+    turns:
+      - question: 出張の宿泊費の上限はいくらですか？
+        expect_answer: ["12,000円"]
+      - question: 東京の場合は？
+        expect_source: {file: 経理/経費.md}
+"""
+
+
+def test_a_dialogues_follow_up_shows_the_question_it_was_searched_as(
+    tiny: tuple[Path, Path], tmp_path: Path
+) -> None:
+    docs, _ = tiny
+    cases = tmp_path / "dialogue.yaml"
+    cases.write_text(DIALOGUE, encoding="utf-8")
+    index = str(tmp_path / "index")
+    command = ["eval", str(cases), "--index", index, "--ingest", str(docs), "--json"]
+    result = runner.invoke(app, command)
+    assert result.exit_code == 0, result.output
+    first, follow_up = json.loads(result.stdout)["cases"]
+    assert (first["kind"], first["standalone"]) == ("first", None)
+    assert follow_up["kind"] == "followup"
+    assert "東京" in follow_up["standalone"] and "宿泊費" in follow_up["standalone"]

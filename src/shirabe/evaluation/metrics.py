@@ -60,6 +60,8 @@ class CaseResult:
     followed: bool | None = None
     """Whether the answer holds a string the case forbids (an instruction in a document was
     followed); None when the case forbids nothing."""
+    standalone: str | None = None
+    """The question as searched, when a conversation made it standalone (a follow-up)."""
 
     @property
     def correct(self) -> bool:
@@ -145,6 +147,7 @@ def score_case(case: Case, answer: Answer, seconds: float) -> CaseResult:
         refusal_reason=answer.refusal_reason,
         mode=answer.mode,
         followed=contains_any(answer.text, case.expect_not) if case.expect_not else None,
+        standalone=answer.standalone,
     )
 
 
