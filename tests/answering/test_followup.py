@@ -10,6 +10,7 @@ from shirabe.answering.followup import (
     Turn,
     carried,
     carried_in_vain,
+    carried_words,
     parse_rewrite,
     rewrite_prompt,
     rewritten,
@@ -220,3 +221,40 @@ def test_the_rules_form_is_kept_when_the_model_fails_or_loses_the_subject() -> N
     assert "最後の質問: それは何時に復旧しましたか?" in good.prompts[0]
     assert rewritten(Scripted(None), question, history, RULED) == RULED
     assert rewritten(Scripted("何時に復旧しましたか？"), question, history, RULED) == RULED
+
+
+@pytest.mark.parametrize(
+    ("ruled", "question", "words"),
+    [
+        (
+            "東京の場合、出張の宿泊費の上限はいくらですか?",
+            "東京の場合は？",
+            ["出張", "宿泊費", "上限"],
+        ),
+        ("INC-2024-0004は何時に復旧しましたか?", "それは何時に復旧しましたか？", ["INC-2024-0004"]),
+        ("ＡＱ－３００の値段は?", "値段は？", ["AQ-300"]),
+        ("有給休暇の申請方法は?", "有給休暇の申請方法は？", []),
+    ],
+)
+def test_the_words_the_rules_carried_are_those_the_question_lacks(
+    ruled: str, question: str, words: list[str]
+) -> None:
+    assert carried_words(ruled, question) == words
+
+
+TOKYO = "東京の場合、出張の宿泊費の上限はいくらですか?"
+
+
+@pytest.mark.parametrize(
+    ("reply", "made"),
+    [
+        (
+            "東京に出張したときの宿泊費の上限はいくらですか？",
+            "東京に出張したときの宿泊費の上限はいくらですか？",
+        ),
+        ("東京の場合の日当はいくらですか？", None),  # another subject in place of the carried one
+        ("東京の場合の上限はいくらですか？", None),  # 宿泊費 dropped
+    ],
+)
+def test_a_models_rewrite_keeps_every_word_the_rules_carried(reply: str, made: str | None) -> None:
+    assert parse_rewrite(reply, "東京の場合は？", TOKYO) == made

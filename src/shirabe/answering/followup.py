@@ -19,8 +19,9 @@ subject of the first.
 
 With a chat model configured, a question the rules find needs the conversation is rewritten
 by the model (:func:`rewritten`), from the last turns; the rules' form is kept when the model
-fails, drops an identifier the rules carried (INC-2024-0004), or answers with anything but
-one short question.
+fails, drops an identifier or a word the rules carried (INC-2024-0004, 宿泊費), or answers with
+anything but one short question. (A small model left to itself rewrote worse than the rules:
+it dropped the subject or put another one in its place.)
 """
 
 from __future__ import annotations
@@ -212,8 +213,8 @@ def rewrite_prompt(question: str, history: Sequence[Turn]) -> str:
 
 def parse_rewrite(reply: str, question: str, ruled: str) -> str | None:
     """The model's standalone question from its reply, or None when it is not one usable
-    question: empty, long, missing a code the rules carried, or sharing no word with the
-    question."""
+    question: empty, long, missing a code or word the rules carried, or sharing no word with
+    the question."""
     lines = [line.strip() for line in reply.splitlines() if line.strip()]
     if not lines:
         return None
@@ -223,9 +224,22 @@ def parse_rewrite(reply: str, question: str, ruled: str) -> str | None:
     carried_codes = set(_CODE.findall(ruled)) - set(_CODE.findall(_plain(question)))
     if not carried_codes <= set(_CODE.findall(text)):
         return None
+    if any(word not in _plain(text) for word in carried_words(ruled, question)):
+        return None
     if not _shares_pair(_plain(text), _plain(question)):
         return None
     return text
+
+
+_WORD = re.compile(r"[\u3005\u4e00-\u9fffァ-ヶー]{2,}|[0-9A-Za-z][0-9A-Za-z_./-]*[0-9A-Za-z]")
+
+
+def carried_words(ruled: str, question: str) -> list[str]:
+    """The words the rules brought into a follow-up from the turns before: runs of kanji and
+    katakana, and codes, of the rules' form that the question does not have (東京の場合は？ made
+    東京の場合、出張の宿泊費の上限はいくらですか → 出張, 宿泊費, 上限)."""
+    asked = _plain(question)
+    return [w for w in dict.fromkeys(_WORD.findall(_plain(ruled))) if w not in asked]
 
 
 def rewritten(chat: ChatModel, question: str, history: Sequence[Turn], ruled: str) -> str:
