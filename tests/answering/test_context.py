@@ -7,8 +7,17 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from shirabe.answering import mentions
 from shirabe.answering.asking import needs
-from shirabe.answering.context import Candidate, another_kind, echoes, lacking, restates
+from shirabe.answering.context import (
+    Candidate,
+    another_item,
+    another_kind,
+    echoes,
+    lacking,
+    restates,
+    shortened,
+)
 from shirabe.answering.fit import answer_kind
 from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
@@ -171,3 +180,85 @@ def test_another_kind_of_the_thing_asked(
     hits = [Hit(Chunk(text=passage, source="説明書.md"), 1.0)]
     candidate = Candidate(0, 0, sentence, 0.0, None)
     assert another_kind(query, hits, candidate, whole, {}) == found
+
+
+@pytest.mark.parametrize(
+    ("short", "long", "abbreviates"),
+    [
+        ("国保", "国民健康保険", True),
+        ("年休", "年次有給休暇", True),
+        ("年休", "年末年始休業", True),  # the letters fit: the dictionary tells them apart
+        ("電気代", "電気料金", False),
+        ("保険", "国民健康保険", False),  # not from its first character
+        ("国民健康保険", "国保", False),
+    ],
+)
+def test_a_short_form_keeps_the_long_forms_characters_in_order(
+    short: str, long: str, abbreviates: bool
+) -> None:
+    assert mentions.abbreviates(short, long) is abbreviates
+
+
+@pytest.mark.parametrize(
+    ("terms", "said", "missing"),
+    [
+        (["国保", "保険料"], "国民健康保険の保険料は年10回に分けて納めます。", ["保険料"]),
+        (["国民健康保険"], "国保係（1階8番窓口）", []),
+        (["年休"], "年次有給休暇は3営業日前までに申請する。", []),
+        (["年休"], "年末年始休業は12月29日から1月3日までです。", ["年休"]),  # no synonym
+        (["社員"], "職員は名札を着用する。", ["社員"]),  # synonyms, but no shortening
+    ],
+)
+def test_a_term_written_in_its_long_or_short_form(
+    tokenizer: SudachiTokenizer, terms: list[str], said: str, missing: list[str]
+) -> None:
+    query = Query("質問", tokenizer=tokenizer, embedder=NoVectors())  # type: ignore[arg-type]
+    assert shortened(query, terms, said) == missing
+
+
+BENEFITS = (
+    "主な給付\n・高額療養費\n　1か月の医療費の自己負担額が限度額を超えた場合に、超えた分を支給"
+    "します。対象になる世帯には、診療月のおおむね3か月後に申請書をお送りします。\n"
+    "・葬祭費　5万円\n　葬祭を行った方に支給します。申請期限は葬祭を行った日の翌日から2年です。\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "sentence", "item"),
+    [
+        (
+            "高額療養費はいつまでに申請しますか？",
+            BENEFITS,
+            "申請期限は葬祭を行った日の翌日から2年です。",
+            ["高額療養費"],
+        ),
+        (
+            "葬祭費はいつまでに申請しますか？",
+            BENEFITS,
+            "申請期限は葬祭を行った日の翌日から2年です。",
+            [],
+        ),
+        (
+            "高額療養費はいつ届きますか？",
+            BENEFITS,
+            "対象になる世帯には、診療月のおおむね3か月後に申請書をお送りします。",
+            [],
+        ),
+        (
+            "申請期限はいつですか？",
+            BENEFITS,
+            "申請期限は葬祭を行った日の翌日から2年です。",
+            [],
+        ),  # no item named
+        (
+            "高額療養費の申請期限は？",
+            "・高額療養費\n申請期限は2年です。",
+            "申請期限は2年です。",
+            [],
+        ),  # one item
+    ],
+)
+def test_a_sentence_under_another_item_of_a_list(
+    question: str, passage: str, sentence: str, item: list[str]
+) -> None:
+    assert another_item(question, passage, sentence) == item

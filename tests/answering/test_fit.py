@@ -653,3 +653,27 @@ def test_a_word_of_a_compound_is_named_as_the_compound() -> None:
     assert whole_words(["入", "設定"], found) == ["入タイマー", "設定"]
     assert whole_words(["加湿", "フィルター"], found) == ["加湿フィルター"]
     assert whole_words(["料金"], found) == ["料金"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "holds"),
+    [
+        ("原本は精算の承認後１か月間、各自で保管する。", True),
+        ("申請期限は葬祭を行った日の翌日から2年です。", True),
+        ("転出の届出は、引っ越しの14日前から当日までにしてください。", True),
+        ("診療月のおおむね3か月後に申請書をお送りします。", False),  # a point, not a limit
+        ("梅雨前線が停滞したまま立秋を過ぎると、梅雨明けの発表はされない。", True),
+        ("3ヶ月間有効です。", True),
+        ("申請は窓口で受け付けます。", False),
+    ],
+)
+def test_a_time_asked_as_a_limit_is_written_as_one(sentence: str, holds: bool) -> None:
+    kind = answer_kind("いつまでに申請すればいいですか？")
+    assert kind is not None and (kind.kind, kind.asked) == ("time", "いつまで")
+    assert has_kind(kind, sentence) is holds
+
+
+def test_a_span_asked_from_and_until_is_any_time() -> None:
+    kind = answer_kind("同君連合だったのはいつからいつまでか。")
+    assert kind is not None and (kind.kind, kind.asked) == ("time", "いつ")
+    assert has_kind(kind, "1867年から1918年にかけて同君連合になっていた。")

@@ -81,7 +81,7 @@ def lacking(
     (出張 of 一般社員の出張の宿泊費) when the passage names the thing itself (宿泊費)."""
     hit = hits[candidate.hit_index]
     said = context(hit)
-    found = mentions.missing_terms(wanted, said)
+    found = shortened(query, mentions.missing_terms(wanted, said), said)
     action = need.action if need else None
     document = ""
     # (terms, whether all of them may be elsewhere): a condition named in part; what the asked
@@ -106,6 +106,29 @@ def lacking(
     if action and not asking.does(action.verb, query.tokenize(line(hits, candidate))):
         found.append(action.verb)
     return found
+
+
+def shortened(query: Query, terms: Sequence[str], said: str) -> list[str]:
+    """The ``terms`` that ``said`` does not write in a long or short form either: a word the
+    dictionary puts in the same synonym group that one of them abbreviates (国保 asked,
+    国民健康保険 written; 年休 asked, 年次有給休暇 written, never 年末年始休業)."""
+    groups: dict[str, set[int]] = {}
+    for term in terms:
+        words = query.synonym_groups_of(term)
+        if len(words) == 1 and words[0][1]:
+            groups[term] = set(words[0][1])
+    if not groups:
+        return list(terms)
+    written = [(w, set(ids)) for w, ids in query.synonym_groups_of(said) if ids]
+    return [
+        t
+        for t in terms
+        if not any(
+            ids & groups.get(t, set())
+            and (mentions.abbreviates(t, w) or mentions.abbreviates(w, t))
+            for w, ids in written
+        )
+    ]
 
 
 LOOSE_CONDITION: Final = 4
@@ -179,3 +202,23 @@ def another_kind(
             if other(compound, head, passages[key]):
                 found.append(compound)
     return found
+
+
+_ITEM: Final = re.compile(r"^[ \t　]*[・•●○◆■◇][ \t　]*([^\s、。：:（(]{2,30})", re.MULTILINE)
+"""A line of a list opening with its item's name (・高額療養費, ・葬祭費　5万円)."""
+
+
+def another_item(question: str, passage: str, sentence: str) -> list[str]:
+    """The item of a list the question names (高額療養費) when ``sentence`` belongs to another
+    item of the same list (申請期限は…2年です under ・葬祭費): each item's sentences follow its
+    line. Empty when the passage lists no such items or the sentence is under the one asked."""
+    at = passage.find(sentence)
+    items = [(m.start(), m.group(1)) for m in _ITEM.finditer(passage)]
+    if at < 0 or len(items) < 2:
+        return []
+    asked = folded(question)
+    named = [name for _start, name in items if folded(name) in asked]
+    under = [name for start, name in items if start <= at]
+    if not named or not under or under[-1] in named:
+        return []
+    return named[:1]

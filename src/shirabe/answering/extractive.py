@@ -12,6 +12,7 @@ from shirabe.answering import asking, compound_nouns, fit, mentions, showing, ta
 from shirabe.answering.context import (
     Candidate,
     absent,
+    another_item,
     another_kind,
     echoes,
     lacking,
@@ -378,10 +379,12 @@ class ExtractiveGenerator:
         for c in fitting:
             if others and c.hit_index >= self._from_hits:
                 break  # a table of such figures, without the row asked: not deeper passages
-            gaps = lacking(query, hits, c, wanted, need) or another_kind(
-                query, hits, c, whole, passages
-            )
             chunk = hits[c.hit_index].chunk
+            gaps = (
+                lacking(query, hits, c, wanted, need)
+                or another_kind(query, hits, c, whole, passages)
+                or another_item(query.text, chunk.text, c.text)
+            )
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             away = [] if gaps or not names else mentions.missing_terms(names, near(hits, c, texts))
             away = away if len(away) == len(names) else []  # one name near it is enough

@@ -144,6 +144,12 @@ _CLOCK = (
 )
 """What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era; not a
 duration (2時間, 3年間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
+LIMIT: Final = (
+    r"まで|迄|以内|期限|締め?切|期間|有効|以前|過ぎ|(?:前|当|即)日|\d\s*(?:年|[かヶカケ]?[月週日])間"
+)
+"""What a time asked as a limit (いつまでに申請) is written with: 3月31日まで, 14日以内,
+申請期限は…2年, 承認後1か月間, 立秋を過ぎると (and a time with it); not a point in time
+alone (3か月後に申請書をお送りします)."""
 _HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら|[？?]|$))|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで(?!す)|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
@@ -280,6 +286,8 @@ def _answer_kind(text: str) -> AnswerKind | None:
         return AnswerKind("number", found.group(), CODE, named="番号")
     if found := _SIZE_QUESTION.search(text):  # 用紙はどのサイズ: A4, or a length
         return AnswerKind("number", found.group(), SIZE, named="大きさ")
+    if "いつまで" in text and "いつから" not in text:  # not a span (1867年から1918年)
+        return AnswerKind("time", "いつまで", LIMIT)
     for kind, words in _ASKING:
         if found := words.search(text):
             return AnswerKind(kind, found.group())
@@ -300,6 +308,8 @@ def has_kind(kind: AnswerKind, sentence: str) -> bool:
     text = folded(sentence)
     if kind.kind in {"person", "place"}:
         return True  # names and places are written too many ways for rules to tell
+    if kind.unit == LIMIT:
+        return re.search(LIMIT, text) is not None and _TIME.search(text) is not None
     if kind.kind == "time" and kind.unit is not None:
         return re.search(kind.unit, text) is not None
     if kind.kind == "number":

@@ -53,6 +53,16 @@ def missing_terms(terms: Sequence[str], context: str) -> list[str]:
     return [t for t in terms if not covered(_GROUPED.sub("", t), plain, pairs)]
 
 
+def abbreviates(short: str, long: str) -> bool:
+    """Whether ``short`` is written as a shortening of ``long``: shorter, from the same first
+    character, with its characters in the same order (国保 of 国民健康保険, 年休 of 年次有給休暇;
+    not 電気代 of 電気料金). Whether they mean the same is the dictionary's to say."""
+    if not short or len(short) >= len(long) or short[0] != long[0]:
+        return False
+    rest = iter(long[1:])
+    return all(ch in rest for ch in short[1:])
+
+
 _GROUPED: Final = re.compile(r"(?<=\d),(?=\d{3})")
 """The thousands separator of a number (1,447)."""
 

@@ -53,6 +53,12 @@ class Query:
         words = getattr(self._tokenizer, "words", None)
         return list(words(text)) if callable(words) else []
 
+    def synonym_groups_of(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
+        """The words of a text with their synonym groups, when the tokenizer gives them
+        (``SudachiTokenizer.synonym_groups``); else ``[]``."""
+        groups = getattr(self._tokenizer, "synonym_groups", None)
+        return list(groups(text)) if callable(groups) else []
+
     @cached_property
     def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         return tuple(self.words_of(self.text))

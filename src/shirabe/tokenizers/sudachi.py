@@ -181,6 +181,15 @@ class SudachiTokenizer:
             for m in tokenizer.tokenize(normalize(text)[:_MAX_PIECE_CHARS], out=out)
         ]
 
+    def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
+        """Sudachi's words of a short text with the synonym groups the dictionary puts each
+        in (国保 and 国民健康保険 share one; 年休 and 年末年始 do not)."""
+        tokenizer, out = self._sudachi()
+        return [
+            (m.surface(), tuple(m.synonym_group_ids()))
+            for m in tokenizer.tokenize(normalize(text)[:_MAX_PIECE_CHARS], out=out)
+        ]
+
     def _sudachi(self) -> tuple[Any, Any]:
         """This thread's Sudachi tokenizer and reusable morpheme list."""
         state: tuple[Any, Any] | None = getattr(self._local, "state", None)
