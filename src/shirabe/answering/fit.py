@@ -145,11 +145,11 @@ _CLOCK = (
 """What 何時 asks for: a time of day (9:00, 14時), or, read いつ, a year or an era; not a
 duration (2時間, 3年間), a school year (3年生) nor a month or a yearly event (毎年4月)."""
 LIMIT: Final = (
-    r"まで|迄|以内|期限|締め?切|期間|有効|以前|過ぎ|(?:前|当|即)日|\d\s*(?:年|[かヶカケ]?[月週日])間"
+    r"まで|迄|以内|期限|締め?切|期間|有効|以前|過ぎ|(?:前|当|即)日|"
+    r"\d\s*(?:年|[かヶカケ]?[月週日])間"
 )
-"""What a time asked as a limit (いつまでに申請) is written with: 3月31日まで, 14日以内,
-申請期限は…2年, 承認後1か月間, 立秋を過ぎると (and a time with it); not a point in time
-alone (3か月後に申請書をお送りします)."""
+"""A time asked as a limit (いつまでに) is written so: 3月31日まで, 14日以内, 申請期限は…2年,
+承認後1か月間, 立秋を過ぎると (and a time); not a point alone (3か月後にお送りします)."""
 _HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら|[？?]|$))|何個")
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで(?!す)|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
