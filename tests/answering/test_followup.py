@@ -87,6 +87,14 @@ def test_a_third_turn_carries_the_subject_of_the_first() -> None:
         ("有給休暇の申請方法は？", "有給休暇の申請方法"),
         ("ERR-102とERR-105の違いは？", "ERR-102・ERR-105"),
         ("どうすればいいですか", ""),
+        # the topic before は may hold a clause of its own
+        (
+            "ミナモ精算の画面が極端に遅くなった障害はいつ起きましたか？",
+            "ミナモ精算の画面が極端に遅くなった障害",
+        ),
+        ("領収書の添付が必須になるのはいくらからですか？", "領収書の添付"),  # a clause made a noun
+        ("会社では何を用意しますか", ""),  # では is no topic
+        ("電源が入らないときの対処は？", "電源が入らないときの対処"),
     ],
 )
 def test_what_a_question_is_about(question: str, about: str) -> None:

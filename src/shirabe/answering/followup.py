@@ -107,14 +107,19 @@ asks after the subject before it (重さは？, 値段は？)."""
 
 
 def subject(question: str) -> str:
-    """What a question is about: its codes (INC-2024-0004), else the words before its first
-    は / が / について (有給休暇の申請方法は → 有給休暇の申請方法)."""
+    """What a question is about: its codes (INC-2024-0004), else the words before its topic
+    (は, について, って; 有給休暇の申請方法は → 有給休暇の申請方法), which may hold a clause
+    of its own (本人が結婚するときの慶弔休暇は), else, or for a clause made a noun by の
+    (添付が必須になるのは), the words before its first が."""
     text = _OPENERS.sub("", _plain(question))
     codes = _CODE.findall(text)
     if codes:
         return "・".join(dict.fromkeys(codes))
-    found = re.match(r"^(.+?)(?:について|は|が|って)", text)
-    return found.group(1) if found else ""
+    topic = re.match(r"^(.+?)(?:について|(?<![でに])は|って)", text)
+    before = re.match(r"^(.+?)が", text)
+    if topic and (before is None or not topic.group(1).endswith("の")):
+        return topic.group(1)
+    return before.group(1) if before else ""  # 領収書の添付 of 領収書の添付が必須になるのは
 
 
 def standalone(question: str, history: Sequence[Turn]) -> str:
