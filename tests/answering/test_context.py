@@ -15,11 +15,12 @@ from shirabe.answering.context import (
     another_kind,
     echoes,
     lacking,
+    line,
     restates,
     shortened,
 )
 from shirabe.answering.fit import answer_kind
-from shirabe.records import Chunk, Hit
+from shirabe.records import Chunk, Hit, Locator
 from shirabe.retrieval.query import Query
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
@@ -262,3 +263,21 @@ def test_a_sentence_under_another_item_of_a_list(
     question: str, passage: str, sentence: str, item: list[str]
 ) -> None:
     assert another_item(question, passage, sentence) == item
+
+
+FIELD = "概要: 認証サーバーの時刻ずれでワンタイムコードが認証されない"
+RECORD = f"管理番号: INC-2025-0005\n発生日: 2025/3/24\n{FIELD}"
+
+
+@pytest.mark.parametrize(
+    ("locator", "named"),
+    [
+        ({"row": 14}, True),  # a record: its first field names it
+        ({}, False),  # prose: only its headings
+    ],
+)
+def test_a_field_of_a_record_is_read_with_the_record_key(locator: Locator, named: bool) -> None:
+    chunk = Chunk(text=RECORD, source="障害一覧.csv", heading_path=("障害一覧",), locator=locator)
+    said = line([Hit(chunk, 1.0)], Candidate(0, 2, FIELD, 1.0, None))
+    assert said.startswith(FIELD) and said.endswith("障害一覧")
+    assert ("INC-2025-0005" in said) is named

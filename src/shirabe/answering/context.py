@@ -35,9 +35,12 @@ def absent(codes: Sequence[str], hits: Sequence[Hit]) -> list[str]:
 
 
 def line(hits: Sequence[Hit], candidate: Candidate) -> str:
-    """A sentence with the headings of its passage."""
+    """A sentence with the headings of its passage; for a field of a record (a row of a CSV
+    file or a sheet, one ``header: value`` line per field), the record's first field too,
+    which names it as a heading would (管理番号: INC-2025-0005 for its 概要)."""
     chunk = hits[candidate.hit_index].chunk
-    return " ".join([candidate.text, *chunk.heading_path])
+    key = [chunk.text.split("\n", 1)[0]] if "row" in chunk.locator else []
+    return " ".join([candidate.text, *key, *chunk.heading_path])
 
 
 def context(hit: Hit) -> str:
