@@ -186,6 +186,11 @@ RULED = "INC-2024-0004は何時に復旧しましたか?"
         ("", None),
         ("INC-2024-0004 " + "あ" * 200, None),  # not one short question
         ("INC-2024-0004", None),  # shares no word with the question
+        (  # an answer, not the question
+            "INC-2024-0004は「証明書の期限切れ」です[1]。その復旧は10月15日です[2]。",
+            None,
+        ),
+        ("INC-2024-0004は障害です。何時に復旧しましたか？", None),
     ],
 )
 def test_a_models_rewrite_is_used_only_when_it_is_one_question_keeping_the_codes(

@@ -201,6 +201,8 @@ REWRITE_ANSWER_CHARS = 200
 REWRITE_MAX_TOKENS = 96
 _LABEL = re.compile(r"^(?:書き換えた質問|最後の質問|質問|出力|回答)\s*[:：]\s*")
 _QUOTES = "「」『』\"'"
+_ANSWERED = re.compile(r"\[\d+\]|。(?=.)")
+"""A citation, or a sentence followed by another: a reply that answers instead of asking."""
 
 
 def rewrite_prompt(question: str, history: Sequence[Turn]) -> str:
@@ -218,13 +220,15 @@ def rewrite_prompt(question: str, history: Sequence[Turn]) -> str:
 
 def parse_rewrite(reply: str, question: str, ruled: str) -> str | None:
     """The model's standalone question from its reply, or None when it is not one usable
-    question: empty, long, missing a code or word the rules carried, or sharing no word with
-    the question."""
+    question: empty, long, an answer (with a citation, or several sentences), missing a code
+    or word the rules carried, or sharing no word with the question."""
     lines = [line.strip() for line in reply.splitlines() if line.strip()]
     if not lines:
         return None
     text = _LABEL.sub("", lines[0]).strip().strip(_QUOTES).strip()
     if not text or len(text) > 2 * len(ruled) + 40 or "\n" in text:
+        return None
+    if _ANSWERED.search(text):  # an answer (…です[1]。その復旧は…), not the question
         return None
     carried_codes = set(_CODE.findall(ruled)) - set(_CODE.findall(_plain(question)))
     if not carried_codes <= set(_CODE.findall(text)):
