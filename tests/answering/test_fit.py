@@ -677,3 +677,22 @@ def test_a_span_asked_from_and_until_is_any_time() -> None:
     kind = answer_kind("同君連合だったのはいつからいつまでか。")
     assert kind is not None and (kind.kind, kind.asked) == ("time", "いつ")
     assert has_kind(kind, "1867年から1918年にかけて同君連合になっていた。")
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "holds"),
+    [
+        ("AQ-300の重さはどのくらいですか？", "質量: 約9.2kg（給水タンクの水を除く）", True),
+        ("AQ-300の重さはどれくらいですか？", "受付時間は9:00〜18:00です。", False),  # any figure
+        ("どれくらいの重さですか？", "約9.2kgです。", True),
+        ("給水タンクの容量はどのくらいですか？", "満水で約3.6Lです。", True),
+        ("給水タンクの容量はどのくらいですか？", "1日8時間使用した場合。", False),
+        ("有給休暇はどのくらいもらえますか？", "10日付与する。", True),  # no measure: any figure
+    ],
+)
+def test_a_measure_asked_with_dono_kurai_wants_its_unit(
+    question: str, sentence: str, holds: bool
+) -> None:
+    kind = answer_kind(question)
+    assert kind is not None and kind.kind == "number"
+    assert has_kind(kind, sentence) is holds

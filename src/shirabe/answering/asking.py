@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering.fit import CODE, FIGURES, UNITS, AnswerKind
+from shirabe.answering.fit import CODE, FIGURES, AnswerKind
 from shirabe.answering.mentions import kanji_of
+from shirabe.answering.units import UNITS
 from shirabe.text.normalize import folded
 
 Word = tuple[str, str, Sequence[str]]

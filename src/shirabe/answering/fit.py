@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from shirabe.answering.mentions import kanji_of, missing_terms
+from shirabe.answering.units import LENGTH, UNITS, VOLUME, WEIGHT
 from shirabe.text.normalize import folded
 
 Kind = Literal["money", "number", "time", "place", "person", "reason", "procedure"]
@@ -40,69 +41,6 @@ KIND_NAMES: Final[dict[str, str]] = {
 
 _NUM = r"(?:\d[\d,]*(?:\.\d+)?|[〇一二三四五六七八九十百千万]+)"
 
-# Units and counters a 何X question asks for, each with the spellings of its answer.
-_WEIGHT = r"kg|g|t|キロ|キログラム|グラム|トン"
-_LENGTH = r"mm|cm|km|m|ミリ|センチ|メートル|キロ"
-_VOLUME = r"ml|l|cc|ミリリットル|リットル"
-_MONTHS = r"か月|ヶ月|カ月|箇月|ケ月|ヵ月"
-_PLACES = r"か所|カ所|箇所|ヶ所|ケ所"
-UNITS: Final[dict[str, str]] = {
-    "円": r"円",
-    "万円": r"円",
-    **dict.fromkeys(["kg", "キログラム", "グラム", "g", "トン"], _WEIGHT),
-    "キロ": _WEIGHT + "|km|キロメートル",
-    **dict.fromkeys(["cm", "センチ", "mm", "m", "メートル", "km", "キロメートル"], _LENGTH),
-    "ミリ": _LENGTH + "|" + _VOLUME,
-    **dict.fromkeys(["ml", "ミリリットル", "l", "リットル", "cc"], _VOLUME),
-    **dict.fromkeys(["℃", "°c", "度"], r"℃|°c|度|°"),
-    "畳": r"畳",
-    **dict.fromkeys(["平方メートル", "平米", "㎡", "m2"], r"平方メートル|平米|㎡|m2|m²"),
-    **dict.fromkeys(["%", "パーセント", "割"], r"%|割|パーセント"),
-    **dict.fromkeys(["w", "ワット"], r"w|ワット"),
-    "時": r"時|:\d\d",
-    "時間": r"時間",
-    "分": r"分",
-    "秒": r"秒",
-    **dict.fromkeys(["日", "日間", "営業日"], r"(?:営業)?日"),
-    **dict.fromkeys(["週", "週間"], r"週"),
-    **dict.fromkeys(["か月", "ヶ月", "カ月"], _MONTHS),
-    "月": r"月",
-    **dict.fromkeys(["年", "年間", "年度"], r"年"),
-    **dict.fromkeys(["歳", "才"], r"歳|才"),
-    **dict.fromkeys(["人", "名"], r"人|名"),
-    "件": r"件",
-    "回": r"回|度|刊",
-    "台": r"台",
-    "個": r"個|つ",
-    "枚": r"枚|通",
-    "本": r"本",
-    "冊": r"冊",
-    "通": r"通|枚",
-    "社": r"社",
-    **dict.fromkeys(["店", "店舗"], r"店|店舗"),
-    **dict.fromkeys(["か所", "カ所", "箇所", "ヶ所"], _PLACES),
-    "階": r"階",
-    **dict.fromkeys(["文字", "字"], r"文字|字|桁"),
-    "桁": r"桁",
-    "種類": r"種類|種|件|個|つ",
-    "泊": r"泊",
-    "倍": r"倍",
-    "点": r"点",
-    "番": r"\d{2,}",
-    "号": r"号",
-    "コース": r"コース",
-    "ページ": r"ページ|頁|p",
-    "ポイント": r"ポイント|pt",
-    "組": r"組",
-    "席": r"席",
-    "棟": r"棟",
-    "軒": r"軒",
-    **dict.fromkeys(["頭", "匹"], r"頭|匹"),
-    "位": r"位",
-    "駅": r"駅",
-    "袋": r"袋",
-    "箱": r"箱",
-}
 _UNIT_QUESTION = re.compile(
     r"何\s*(?:("
     + "|".join(sorted((re.escape(u) for u in UNITS if u.isascii()), key=len, reverse=True))
@@ -127,7 +65,7 @@ _SIZE_QUESTION: Final = re.compile(
     r"どの(?:ぐらいの|くらいの)?(?:サイズ|大きさ)|どれ(?:ぐらい|くらい)の(?:サイズ|大きさ)"
 )
 SIZE: Final = (
-    r"(?<![a-z])[ab][0-9]{1,2}(?![0-9])|" + _NUM + r"\s*(?:" + _LENGTH + r"|インチ|号|判|型)"
+    r"(?<![a-z])[ab][0-9]{1,2}(?![0-9])|" + _NUM + r"\s*(?:" + LENGTH + r"|インチ|号|判|型)"
 )
 """The unit of a size asked by どのサイズ: a paper size (A4) or a length."""
 PATTERNED: Final = frozenset({CODE, SIZE})
@@ -150,7 +88,22 @@ LIMIT: Final = (
 )
 """A time asked as a limit (いつまでに) is written so: 3月31日まで, 14日以内, 申請期限は…2年,
 承認後1か月間, 立秋を過ぎると (and a time); not a point alone (3か月後にお送りします)."""
-_HOW_MUCH = re.compile(r"どのくらい|どれくらい|どれほど|どの程度|いくつ(?!か(?!ら|[？?]|$))|何個")
+_ROUGHLY = r"どのくらい|どれくらい|どれほど|どの程度"
+_HOW_MUCH = re.compile(_ROUGHLY + r"|いくつ(?!か(?!ら|[？?]|$))|何個")
+_MEASURED: Final = {
+    "重さ": WEIGHT,
+    "重量": WEIGHT,
+    "容量": VOLUME,
+    "長さ": LENGTH,
+    "高さ": LENGTH,
+}
+_MEASURES = "|".join(_MEASURED)
+_HOW_HEAVY: Final = re.compile(
+    rf"(?P<a>{_MEASURES})(?:は|が|って)[^、。?]{{0,6}}?(?P<q>{_ROUGHLY})|"
+    rf"(?P<r>{_ROUGHLY})の(?P<b>{_MEASURES})"
+)
+"""A measure asked with どのくらい (重さはどのくらい, どれくらいの重さ): a weight, a volume or a
+length, not any figure (受付時間は9:00〜18:00 for AQ-300の重さはどのくらい)."""
 _WHEN = re.compile(r"いつ|何時ごろ|何時頃|何年頃|何年ごろ|期限は|日程は|日時は|時期は")
 _WHERE = re.compile(r"どこ|どちらで(?!す)|どちらに|どの(?:場所|階|部屋|窓口|店)|場所は")
 _WHO = re.compile(r"誰|だれ|どなた|どの人|どの部署|どの部門|どこの部署")
@@ -284,6 +237,9 @@ def _answer_kind(text: str) -> AnswerKind | None:
         return AnswerKind("number", found.group(), UNITS["号"])
     if found := _CODE_QUESTION.search(text):  # 施設コードは何: a code, written with digits
         return AnswerKind("number", found.group(), CODE, named="番号")
+    if found := _HOW_HEAVY.search(text):
+        asked, measure = found["q"] or found["r"], found["a"] or found["b"]
+        return AnswerKind("number", asked, _MEASURED[measure])
     if found := _SIZE_QUESTION.search(text):  # 用紙はどのサイズ: A4, or a length
         return AnswerKind("number", found.group(), SIZE, named="大きさ")
     if "いつまで" in text and "いつから" not in text:  # not a span (1867年から1918年)
