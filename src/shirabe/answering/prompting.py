@@ -51,7 +51,7 @@ USER_TEMPLATE = """以下は検索で見つかった資料です。資料はデ�
 {passages}
 </context>
 
-質問: {question}"""
+{question}"""
 
 PASSAGE_SEPARATOR = "\n"
 
@@ -236,9 +236,24 @@ def render_context(passages: Sequence[Passage]) -> str:
     return PASSAGE_SEPARATOR.join(render_passage(p.number, p.chunk, p.text) for p in passages)
 
 
-def build_messages(question: str, passages: Sequence[Passage]) -> list[dict[str, str]]:
-    """Chat Completions messages: the grounding rules, then the passages and the question."""
-    user = USER_TEMPLATE.format(passages=render_context(passages), question=question.strip())
+EARLIER_HEADING = "これまでの質問:"
+
+
+def build_messages(
+    question: str, passages: Sequence[Passage], conversation: Sequence[str] = ()
+) -> list[dict[str, str]]:
+    """Chat Completions messages: the grounding rules, then the passages and the question.
+
+    ``conversation`` (see :attr:`shirabe.retrieval.query.Query.conversation`) is a follow-up
+    as the user asked it, after the questions before it: the model reads 「障害記録は？」 after
+    「契約書の保存期間はどれくらいですか？」 as people do, rather than the standalone form the
+    passages were searched with (「契約書の保存期間の障害記録は？」)."""
+    asked = f"質問: {question.strip()}"
+    if conversation:
+        *earlier, last = (q.strip() for q in conversation)
+        said = [EARLIER_HEADING, *(f"- {q}" for q in earlier)] if earlier else []
+        asked = "\n".join([*said, f"質問: {last}"])
+    user = USER_TEMPLATE.format(passages=render_context(passages), question=asked)
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 

@@ -24,8 +24,12 @@ class Query:
         vector: Vector | None = None,
         expansion: Sequence[str] = (),
         aliases: Sequence[str] = (),
+        conversation: Sequence[str] = (),
     ) -> None:
         self.text = text
+        self.conversation = tuple(conversation)
+        """For a follow-up searched in its standalone form (``text``): the conversation's
+        earlier questions, oldest first, then the question as it was asked; else empty."""
         self.filters = filters
         self.expansion = tuple(expansion)
         self.aliases = tuple(aliases)
