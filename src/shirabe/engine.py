@@ -544,10 +544,10 @@ class Shirabe:
             answer.searches = parts
             answer.timings["total"] = time.perf_counter() - started
         else:
-            answer = self._answer(asked, k, filters, _said(question, asked, history))
+            answer = self._answer(asked, k, filters, _said(question, history))
             again = carried(question, history) if answer.refused and asked == question else None
             if again is not None:  # 「発売日はいつですか？」 alone found nothing: of what?
-                retried = self._answer(again, k, filters, _said(question, again, history))
+                retried = self._answer(again, k, filters, _said(question, history))
                 if not retried.refused:
                     answer, asked = retried, again
             elif answer.refused and self._named(
@@ -576,8 +576,8 @@ class Shirabe:
         filters: Filters | None,
         conversation: Sequence[str] = (),
     ) -> Answer:
-        """The answer to ``question``; ``conversation`` is how it was asked when it is a
-        follow-up's standalone form (:attr:`Query.conversation`)."""
+        """The answer to ``question``; ``conversation`` is the conversation it was asked in
+        (:attr:`Query.conversation`)."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
         query, hits, searches = self.retrieve(question, k or self.settings.top_k, filters)
@@ -645,7 +645,7 @@ class Shirabe:
             return
         started = time.perf_counter()
         query, hits, searches = self.retrieve(asked, k or self.settings.top_k, filters)
-        query.conversation = _said(question, asked, history)
+        query.conversation = _said(question, history)
         retrieved = time.perf_counter() - started
         generator = self.generator
         if isinstance(generator, StreamingGenerator):
@@ -703,10 +703,10 @@ EARLIER_SAID = 2
 """Earlier questions a chat model reads before a follow-up."""
 
 
-def _said(question: str, asked: str, history: Sequence[Turn]) -> tuple[str, ...]:
-    """The conversation a follow-up searched as ``asked`` was said in: its last earlier
-    questions, then ``question`` as it was asked; empty when it stands alone."""
-    if asked == question or not history:
+def _said(question: str, history: Sequence[Turn]) -> tuple[str, ...]:
+    """The conversation ``question`` was asked in: its last earlier questions, then
+    ``question`` as it was asked; empty without earlier turns."""
+    if not history:
         return ()
     return (*(t.question for t in history[-EARLIER_SAID:]), question)
 

@@ -243,6 +243,17 @@ def test_a_reply_without_the_figure_the_rules_read_gives_the_quoted_answer(reply
     )
 
 
+def test_a_yes_where_the_quoted_sentence_says_no_gives_the_quoted_answer() -> None:
+    hits = [Hit(Chunk(text="未使用分は翌年度に繰り越さない。", source="休暇.md", id=21), 1.0)]
+    asked = query("使わなかった分は翌年度に繰り越せますか？")
+    reply = completion("はい、翌年度に繰り越せます[1]。")
+    answer = generator(lambda r: reply, fallback=Quoting()).generate(asked, hits)
+    assert (answer.mode, answer.text) == ("extractive", "未使用分は翌年度に繰り越さない。[1]")
+    denied = completion("いいえ、繰り越さない[1]。")
+    kept = generator(lambda r: denied, fallback=Quoting()).generate(asked, hits)
+    assert (kept.mode, kept.text) == ("llm:tiny", "いいえ、繰り越さない[1]。")
+
+
 @pytest.mark.parametrize(
     ("reply", "quoted", "elsewhere"),
     [

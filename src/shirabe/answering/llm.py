@@ -9,7 +9,8 @@ When the reply does not hold up (the model declines although the gate found a se
 answers, no sentence of it is supported by the passages, it lacks the kind of fact asked, or it
 does not give the amount the fallback reads off the passage for the question: 約20キロ where
 the spec row says 約9.2kg, or none of its figures is one of the sentences the fallback quotes:
-the certificate's 60日前 where the password's sentence says 7日前), the answer is the
+the certificate's 60日前 where the password's sentence says 7日前, or it says yes where those
+sentences say no: :mod:`shirabe.answering.polarity`), the answer is the
 fallback's (the extractive answerer's quoted sentences) when it has one, and a refusal with
 the reason otherwise. A small model declines answerable questions about as often as
 unanswerable ones, so its refusal alone does not overrule the passages.
@@ -25,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from shirabe.answering import fit, grounding
+from shirabe.answering import fit, grounding, polarity
 from shirabe.answering.instructions import without_instructions
 from shirabe.answering.prompting import (
     MARKER,
@@ -197,6 +198,13 @@ class LLMGenerator:
         if quoted is not None and quoted.short and not _states(text, quoted.short):
             missing = f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
             return self._instead(query, hits, timings, ("kind", missing), quoted)
+        if (
+            quoted is not None
+            and not quoted.refused
+            and polarity.contradicts(query.text, text, quoted.text)
+        ):
+            other = "回答は「はい」ですが、質問に答える記載は否定しています"  # 繰り越さない
+            return self._instead(query, hits, timings, ("unsupported", other), quoted)
         if quoted is not None and not quoted.refused and _elsewhere(text, quoted.text):
             other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
             return self._instead(query, hits, timings, ("kind", other), quoted)

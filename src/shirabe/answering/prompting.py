@@ -244,7 +244,7 @@ def build_messages(
 ) -> list[dict[str, str]]:
     """Chat Completions messages: the grounding rules, then the passages and the question.
 
-    ``conversation`` (see :attr:`shirabe.retrieval.query.Query.conversation`) is a follow-up
+    ``conversation`` (see :attr:`shirabe.retrieval.query.Query.conversation`) is the question
     as the user asked it, after the questions before it: the model reads 「障害記録は？」 after
     「契約書の保存期間はどれくらいですか？」 as people do, rather than the standalone form the
     passages were searched with (「契約書の保存期間の障害記録は？」)."""

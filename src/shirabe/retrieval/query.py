@@ -28,8 +28,8 @@ class Query:
     ) -> None:
         self.text = text
         self.conversation = tuple(conversation)
-        """For a follow-up searched in its standalone form (``text``): the conversation's
-        earlier questions, oldest first, then the question as it was asked; else empty."""
+        """For a question asked in a conversation: the earlier questions, oldest first, then
+        the question as it was asked (``text`` may be its standalone form); else empty."""
         self.filters = filters
         self.expansion = tuple(expansion)
         self.aliases = tuple(aliases)
