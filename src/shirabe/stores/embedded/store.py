@@ -19,7 +19,7 @@ from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId,
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
 from shirabe.stores.embedded.filters import add_regexp, allowed_ids
 from shirabe.stores.embedded.index import SegmentIndex
-from shirabe.stores.embedded.locks import schema_lock, update_lock
+from shirabe.stores.embedded.locks import schema_lock, update_lock, wal
 from shirabe.stores.embedded.rows import (
     INSERT_CHUNK,
     chunk_from_row,
@@ -86,7 +86,7 @@ class EmbeddedStore:
         if conn is None:
             conn = sqlite3.connect(self.db_path, timeout=30.0, isolation_level=None)
             conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
+            wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             add_regexp(conn)
