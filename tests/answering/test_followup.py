@@ -59,6 +59,24 @@ from shirabe.llm.protocol import Message
             "部長の場合は？",
             "部長の場合、東京に出張したときの宿泊費の上限はいくらですか?",
         ),
+        # a condition that is another case of the previous one takes its place
+        (
+            "本人が結婚するときの慶弔休暇は何日ですか？",
+            "子の結婚の場合は？",
+            "子の結婚の場合の慶弔休暇は何日ですか?",
+        ),
+        # a topic of a word or two, nothing after it but the question: the previous subject's
+        (
+            "AQ-300の希望小売価格はいくらですか？",
+            "発売日はいつですか？",
+            "AQ-300の発売日はいつですか？",
+        ),
+        # a short topic with words of its own after it is a question of its own
+        (
+            "AQ-300の初年度の販売目標は？",
+            "販売店はデモ機を何台まで借りられますか？",
+            "販売店はデモ機を何台まで借りられますか？",
+        ),
         # a question of its own is kept as typed
         (
             "有給休暇の申請方法は？",
@@ -73,6 +91,11 @@ def test_a_follow_up_made_standalone(before: str, question: str, searched: str) 
 
 def test_the_first_question_is_kept_as_typed() -> None:
     assert standalone("それは何時ですか？", []) == "それは何時ですか？"
+
+
+def test_a_third_turn_carries_the_subject_of_a_short_second() -> None:
+    turns = [Turn("AQ-300の希望小売価格はいくらですか？"), Turn("発売日はいつですか？")]
+    assert standalone("保証期間は？", turns) == "AQ-300の保証期間は？"
 
 
 def test_a_third_turn_carries_the_subject_of_the_first() -> None:

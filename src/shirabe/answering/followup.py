@@ -155,12 +155,37 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
     if _needs_context(body) and previous:
         condition = _CONDITION.match(body)
         if condition:
-            return f"{condition.group(1)}、{previous}"
+            return _in_place(condition.group(1), previous) or f"{condition.group(1)}、{previous}"
         if about:
             joint = "の" if "は" in body else "は"  # AQ-300の重さは？ / INC-…は何時に…
             return f"{about}{joint}{_ENDING.sub('', body)}{_question_end(body)}"
         return f"{previous} {body}"
     return text
+
+
+_OWN_WORD = re.compile(r"(?!何)[\u3400-\u9fff々]{2,}|[\u30a1-\u30fa\u30fc]{2,}")
+"""A word of two or more kanji (not 何時, 何件) or katakana."""
+_WHEN = re.compile(r"以前|当時|現在|今|今回|前回|最初|最後|昔|従来|元々|もともと")
+"""Topics that say when (以前は), not what of the previous subject."""
+_CASE = re.compile(r"^(.+?(?:とき|時|場合))の(.+)$")
+_CONDITION_WORDS = re.compile(r"(?:の場合|のとき|の時|なら|では|だと)$")
+_WORD_PAIR = re.compile(r"[\u3400-\u9fff々\u30a1-\u30fa\u30fc]{2}")
+
+
+def _in_place(condition: str, previous: str) -> str | None:
+    """The previous question under the condition asked instead of its own, when the two
+    are cases of the same thing (子の結婚の場合 for 本人が結婚するときの慶弔休暇は何日ですか:
+    子の結婚の場合の慶弔休暇は何日ですか); None when the previous question names no case or
+    the condition shares no word with it (部長の場合 is added to the question instead)."""
+    case = _CASE.match(previous)
+    core = _CONDITION_WORDS.sub("", condition)
+    if case is None or not core:
+        return None
+    own = {core[i : i + 2] for i in range(len(core) - 1)}
+    shared = {case.group(1)[i : i + 2] for i in range(len(case.group(1)) - 1)} & own
+    if not any(_WORD_PAIR.fullmatch(pair) for pair in shared):
+        return None
+    return f"{core}の場合の{case.group(2)}"
 
 
 def _replacement(word: str, about: str) -> str:
@@ -170,9 +195,18 @@ def _replacement(word: str, about: str) -> str:
 
 
 def _needs_context(body: str) -> bool:
-    """A fragment (重さは？, 部長の場合は？) or a question without a subject of its own
-    (何時に復旧しましたか？: no は / が / を, no code)."""
-    return bool(_FRAGMENT.match(body)) or not (_TOPIC.search(body) or _CODE.search(body))
+    """A fragment (重さは？, 部長の場合は？), a question without a subject of its own
+    (何時に復旧しましたか？: no は / が / を, no code), or one that asks after the subject
+    before it with a word or two (発売日はいつですか？: a topic shorter than
+    :data:`OWN_SUBJECT` and no word after it but the question's)."""
+    if _FRAGMENT.match(body) or not (_TOPIC.search(body) or _CODE.search(body)):
+        return True
+    topic = re.match(r"^(.+?)(?<![でに])は(.*)$", body)
+    if topic is None or _CODE.search(body) or len(topic.group(1)) >= OWN_SUBJECT:
+        return False
+    if _WHEN.fullmatch(topic.group(1)):
+        return False  # 以前はいくつでしたか: a time, not an attribute of the subject before
+    return not _OWN_WORD.search(topic.group(2))  # 販売店はデモ機を… names its own thing
 
 
 def _question_end(body: str) -> str:

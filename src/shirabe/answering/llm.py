@@ -202,16 +202,13 @@ class LLMGenerator:
         if quoted is not None and quoted.short and not _states(text, quoted.short):
             missing = f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
             return self._instead(query, hits, timings, ("kind", missing), quoted)
-        if (
-            quoted is not None
-            and not quoted.refused
-            and polarity.contradicts(query.text, text, quoted.text)
-        ):
-            other = "回答は「はい」ですが、質問に答える記載は否定しています"  # 繰り越さない
-            return self._instead(query, hits, timings, ("unsupported", other), quoted)
-        if quoted is not None and not quoted.refused and _elsewhere(text, quoted.text):
-            other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
-            return self._instead(query, hits, timings, ("kind", other), quoted)
+        if quoted is not None and not quoted.refused:
+            if polarity.contradicts(query.text, text, quoted.text):
+                other = "回答は「はい」ですが、質問に答える記載は否定しています"  # 繰り越さない
+                return self._instead(query, hits, timings, ("unsupported", other), quoted)
+            if _elsewhere(text, quoted.text):
+                other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
+                return self._instead(query, hits, timings, ("kind", other), quoted)
         by_number = {
             rewriter.numbers[p.number]: p.text
             for p in rewriter.passages
