@@ -206,6 +206,10 @@ def test_an_empty_answer_refuses(caplog: pytest.LogCaptureFixture) -> None:
         ("\n ", "モデルが回答を返しませんでした"),
         ("社員食堂は11時から営業します[1]。", "回答の内容が資料の記載で裏付けられません"),
         ("日当は規程で定められています[1]。", "回答に金額（いくら）がありません"),
+        (
+            "この質問の答えは以下の通りです。\n\nこの質問の答えは以下の通りです。",
+            "モデルの回答に内容がありません",
+        ),
     ],
 )
 def test_a_reply_that_does_not_hold_up_gives_the_fallbacks_answer(reply: str, why: str) -> None:

@@ -194,6 +194,10 @@ class LLMGenerator:
             return self._instead(
                 query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
             )
+        if _says_nothing(text):  # 「この質問の答えは以下の通りです。」 and no more
+            return self._instead(
+                query, hits, timings, ("unsupported", "モデルの回答に内容がありません")
+            )
         asked = fit.answer_kind(query.text)
         if asked is not None and not fit.has_kind(asked, text):  # 電気代 answered with 6W
             missing = f"回答に{asked.name}（{asked.asked}）がありません"
@@ -317,6 +321,18 @@ def _elsewhere(reply: str, quoted: str) -> bool:
     given = set(grounding.figures_of(MARKER.sub("", reply)))
     read = set(grounding.figures_of(MARKER.sub("", quoted)))
     return bool(given) and bool(read) and not given & read
+
+
+_YES_OR_NO = re.compile(r"^\s*(?:はい|いいえ)")
+
+
+def _says_nothing(reply: str) -> bool:
+    """Whether a reply holds no figure, no digit and no key term and is no yes or no: it
+    only says that an answer follows (この質問の答えは以下の通りです。)."""
+    plain = MARKER.sub("", reply)
+    if _YES_OR_NO.match(plain) or re.search(r"\d", unicodedata.normalize("NFKC", plain)):
+        return False
+    return not grounding.claim_terms(plain) and not grounding.figures_of(plain)
 
 
 def _as_seen(passages: Sequence[Passage]) -> dict[int, str]:
