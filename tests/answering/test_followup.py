@@ -35,6 +35,12 @@ from shirabe.llm.protocol import Message
             "その締め切りはいつですか？",
             "有給休暇の申請方法の締め切りはいつですか?",
         ),
+        # a demonstrative before a noun the subject names stands for the subject so far
+        (
+            "社員番号G90012のアカウント種別は？",
+            "その種別でミナモ精算は使えますか？",
+            "社員番号G90012のアカウント種別でミナモ精算は使えますか?",
+        ),
         # a fragment naming another code asks the previous question about it
         (
             "INC-2024-0004はどんな障害ですか？",

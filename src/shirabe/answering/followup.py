@@ -151,7 +151,9 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
             swapped = swapped.replace(old, new)
         return swapped
     if _DEMONSTRATIVE.search(body) and about:
-        return _DEMONSTRATIVE.sub(lambda m: _replacement(m.group(), about), body, count=1)
+        return _DEMONSTRATIVE.sub(
+            lambda m: _replacement(m.group(), about, body[m.end() :]), body, count=1
+        )
     if _needs_context(body) and previous:
         condition = _CONDITION.match(body)
         if condition:
@@ -188,8 +190,18 @@ def _in_place(condition: str, previous: str) -> str | None:
     return f"{core}の場合の{case.group(2)}"
 
 
-def _replacement(word: str, about: str) -> str:
+_NOUN = re.compile(r"[\u3400-\u9fff々\u30a1-\u30fa\u30fc]{2,}")
+
+
+def _replacement(word: str, about: str, after: str) -> str:
+    """What a demonstrative stands for: the previous subject, and for その / この the
+    subject as far as the noun that follows (その種別 of 社員番号G90012のアカウント種別は… is
+    社員番号G90012のアカウント種別, その領収書 of 領収書の添付の原本 is 領収書): the noun
+    names a part of the subject already."""
     if word in {"その", "この", "あの", "同じ", "上記の", "前述の"}:
+        noun = _NOUN.match(after)
+        if noun and noun.group() in about:
+            return about[: about.index(noun.group())]
         return f"{about}の"
     return about
 
