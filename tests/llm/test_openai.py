@@ -506,3 +506,21 @@ def test_whether_a_reply_gives_the_amount_read_off_the_passage(
     reply: str, short: str, states: bool
 ) -> None:
     assert _states(reply, short) is states
+
+
+def test_a_reply_read_off_another_records_row_gives_the_quoted_answer() -> None:
+    """The question names INC-2025-0005; the quoted answer (the fallback's, from the first
+    hit) is its row, while the reply and the row it rests on are INC-2024-0008's."""
+    rows = "| 管理番号 | 対応状況 |\n|---|---|\n"
+    hits = [
+        Hit(Chunk(text=rows + "| INC-2025-0005 | 対応中 |", source="障害.csv", id=31), 1.0),
+        Hit(Chunk(text=rows + "| INC-2024-0008 | 完了 |", source="障害.csv", id=32), 0.9),
+    ]
+    asked = query("INC-2025-0005の対応状況は？")
+    other = completion("対応状況は完了です[2]。")
+    answer = generator(lambda r: other, fallback=Quoting()).generate(asked, hits)
+    assert (answer.mode, answer.text) == ("extractive", hits[0].chunk.text + "[1]")
+    right = completion("対応中です[1]。")
+    kept = generator(lambda r: right, fallback=Quoting()).generate(asked, hits)
+    assert kept.mode == "llm:tiny"
+    assert kept.text == "対応中です[1]。\n「INC-2025-0005: 対応中」[1]"

@@ -10,7 +10,9 @@ answers, no sentence of it is supported by the passages, it lacks the kind of fa
 does not give the amount the fallback reads off the passage for the question: 約20キロ where
 the spec row says 約9.2kg, or none of its figures is one of the sentences the fallback quotes:
 the certificate's 60日前 where the password's sentence says 7日前, or it says yes where those
-sentences say no: :mod:`shirabe.answering.polarity`), the answer is the
+sentences say no: :mod:`shirabe.answering.polarity`, or neither it nor the sentences it rests
+on name the code the question asks about while those the fallback quotes do: a row of
+INC-2024-0008 read for INC-2025-0005), the answer is the
 fallback's (the extractive answerer's quoted sentences) when it has one, and a refusal with
 the reason otherwise. A small model declines answerable questions about as often as
 unanswerable ones, so its refusal alone does not overrule the passages.
@@ -57,6 +59,7 @@ from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel
 from shirabe.records import Answer, Hit, RefusalCode
 from shirabe.retrieval.query import Query
+from shirabe.text.normalize import folded
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +222,11 @@ class LLMGenerator:
             if p.number in rewriter.numbers
         }
         quotes = evidence.supporting_quotes(text, query.text, by_number)
+        if quoted is not None and not quoted.refused:
+            missing_codes = _codes_left_out(query.text, "\n".join([text, *quotes]), quoted.text)
+            if missing_codes:  # 完了 read off INC-2024-0008's row for INC-2025-0005
+                other = f"回答は「{missing_codes[0]}」の記載に基づいていません"
+                return self._instead(query, hits, timings, ("unsupported", other), quoted)
         text = "\n".join([text, *quotes])
         return Answer(
             question=query.text,
@@ -321,6 +329,18 @@ def _elsewhere(reply: str, quoted: str) -> bool:
     given = set(grounding.figures_of(MARKER.sub("", reply)))
     read = set(grounding.figures_of(MARKER.sub("", quoted)))
     return bool(given) and bool(read) and not given & read
+
+
+_CODE = re.compile(r"(?<![0-9a-z])[a-z][0-9a-z]*(?:[-_./][0-9a-z]+)+")
+
+
+def _codes_left_out(question: str, shown: str, quoted: str) -> list[str]:
+    """The codes of the question (INC-2025-0005) that the reply and the sentences it rests
+    on never name while the sentences the rules quote do: the reply was read off another
+    record's row."""
+    given, read = folded(shown), folded(quoted)
+    codes = dict.fromkeys(_CODE.findall(folded(question)))
+    return [c.upper() for c in codes if c not in given and c in read]
 
 
 _YES_OR_NO = re.compile(r"^\s*(?:はい|いいえ)")
