@@ -11,14 +11,12 @@ sentence holds anything of the reply, or when the reply already says what the se
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Final
 
 from shirabe.answering import tables
-from shirabe.answering.grounding import claim_terms, figures_of
+from shirabe.answering.grounding import claim_terms, covered, figures_of
 from shirabe.answering.instructions import is_instruction
-from shirabe.answering.mentions import missing_terms
 from shirabe.answering.prompting import MARKER, marker_numbers
 from shirabe.text.normalize import folded
 from shirabe.text.sentences import split_sentences
@@ -32,9 +30,8 @@ MOST_QUOTES: Final = 3
 
 
 def _held(terms: list[str], figures: list[str], text: str) -> int:
-    flat = re.sub(r"[\s,]", "", folded(text))
-    missing = set(missing_terms(terms, text)) if terms else set()
-    return sum(1 for f in figures if f in flat) + sum(1 for t in terms if t not in missing)
+    found_figures, found_terms = covered(figures, terms, text)
+    return len(found_figures) + len(found_terms)
 
 
 def _size(text: str) -> int:

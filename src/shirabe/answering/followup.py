@@ -32,13 +32,15 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shirabe.answering.mentions import char_pairs
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel, Message
 
 logger = logging.getLogger(__name__)
 
-_CODE = re.compile(r"(?<![0-9A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_./][A-Za-z0-9]+)+")
+CODE = re.compile(r"(?<![0-9A-Za-z])[A-Za-z][A-Za-z0-9]*(?:[-_./][A-Za-z0-9]+)+")
+"""A code a question or an answer names (INC-2024-0004, AQ-300, ERR-107)."""
 _OPENERS = re.compile(r"^(?:では|じゃあ|それでは|それじゃ|なら|あと|また|ちなみに|で)[、,\s]*")
 _DEMONSTRATIVE = re.compile(
     r"(?:それ|これ|あれ|こちら|そちら|そこ|ここ)(?=[はがをにでのもと、])|"
@@ -69,8 +71,8 @@ def carried(question: str, history: Sequence[Turn]) -> str | None:
         return None
     previous = _standalone(history[-1].question, history[:-1])
     about = subject(previous)
-    answered = list(dict.fromkeys(_CODE.findall(_plain(history[-1].answer))))
-    if not _CODE.search(about) and len(answered) == 1:
+    answered = list(dict.fromkeys(CODE.findall(_plain(history[-1].answer))))
+    if not CODE.search(about) and len(answered) == 1:
         about = answered[0]
     if not about or about in question:
         return None
@@ -112,7 +114,7 @@ def subject(question: str) -> str:
     of its own (本人が結婚するときの慶弔休暇は), else, or for a clause made a noun by の
     (添付が必須になるのは), the words before its first が."""
     text = _OPENERS.sub("", _plain(question))
-    codes = _CODE.findall(text)
+    codes = CODE.findall(text)
     if codes:
         return "・".join(dict.fromkeys(codes))
     topic = re.match(r"^(.+?)(?:について|(?<![でに])は|って)", text)
@@ -137,14 +139,14 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
     if len(history) > 1:
         previous = _standalone(previous, history[:-1])
     about = subject(previous)
-    if not _CODE.search(previous):  # the code the previous answer was about, if just one
-        answered = list(dict.fromkeys(_CODE.findall(_plain(history[-1].answer))))
+    if not CODE.search(previous):  # the code the previous answer was about, if just one
+        answered = list(dict.fromkeys(CODE.findall(_plain(history[-1].answer))))
         if len(answered) == 1:
             about = answered[0]
     body = _OPENERS.sub("", text)
     fragment = _FRAGMENT.match(body)
-    codes = _CODE.findall(body)
-    old_codes = _CODE.findall(previous)
+    codes = CODE.findall(body)
+    old_codes = CODE.findall(previous)
     if fragment and codes and old_codes and len(body) <= 30:
         swapped = previous
         for old, new in zip(old_codes, codes, strict=False):
@@ -171,7 +173,8 @@ _WHEN = re.compile(r"以前|当時|現在|今|今回|前回|最初|最後|昔|�
 """Topics that say when (以前は), not what of the previous subject."""
 _CASE = re.compile(r"^(.+?(?:とき|時|場合))の(.+)$")
 _CONDITION_WORDS = re.compile(r"(?:の場合|のとき|の時|なら|では|だと)$")
-_WORD_PAIR = re.compile(r"[\u3400-\u9fff々\u30a1-\u30fa\u30fc]{2}")
+_NOUN = re.compile(r"[\u3400-\u9fff々\u30a1-\u30fa\u30fc]{2,}")
+"""A run of two or more kanji or katakana."""
 
 
 def _in_place(condition: str, previous: str) -> str | None:
@@ -183,14 +186,10 @@ def _in_place(condition: str, previous: str) -> str | None:
     core = _CONDITION_WORDS.sub("", condition)
     if case is None or not core:
         return None
-    own = {core[i : i + 2] for i in range(len(core) - 1)}
-    shared = {case.group(1)[i : i + 2] for i in range(len(case.group(1)) - 1)} & own
-    if not any(_WORD_PAIR.fullmatch(pair) for pair in shared):
+    shared = char_pairs(core) & char_pairs(case.group(1))
+    if not any(_NOUN.fullmatch(pair) for pair in shared):  # 結婚, not the kana of するとき
         return None
     return f"{core}の場合の{case.group(2)}"
-
-
-_NOUN = re.compile(r"[\u3400-\u9fff々\u30a1-\u30fa\u30fc]{2,}")
 
 
 def _replacement(word: str, about: str, after: str) -> str:
@@ -211,10 +210,11 @@ def _needs_context(body: str) -> bool:
     (何時に復旧しましたか？: no は / が / を, no code), or one that asks after the subject
     before it with a word or two (発売日はいつですか？: a topic shorter than
     :data:`OWN_SUBJECT` and no word after it but the question's)."""
-    if _FRAGMENT.match(body) or not (_TOPIC.search(body) or _CODE.search(body)):
+    coded = CODE.search(body) is not None
+    if _FRAGMENT.match(body) or not (_TOPIC.search(body) or coded):
         return True
     topic = re.match(r"^(.+?)(?<![でに])は(.*)$", body)
-    if topic is None or _CODE.search(body) or len(topic.group(1)) >= OWN_SUBJECT:
+    if topic is None or coded or len(topic.group(1)) >= OWN_SUBJECT:
         return False
     if _WHEN.fullmatch(topic.group(1)):
         return False  # 以前はいくつでしたか: a time, not an attribute of the subject before
@@ -276,8 +276,8 @@ def parse_rewrite(reply: str, question: str, ruled: str) -> str | None:
         return None
     if _ANSWERED.search(text):  # an answer (…です[1]。その復旧は…), not the question
         return None
-    carried_codes = set(_CODE.findall(ruled)) - set(_CODE.findall(_plain(question)))
-    if not carried_codes <= set(_CODE.findall(text)):
+    carried_codes = set(CODE.findall(ruled)) - set(CODE.findall(_plain(question)))
+    if not carried_codes <= set(CODE.findall(text)):
         return None
     if any(word not in _plain(text) for word in carried_words(ruled, question)):
         return None

@@ -116,6 +116,14 @@ def sentences(text: str) -> list[str]:
     return parts
 
 
+def covered(figures: Sequence[str], terms: Sequence[str], text: str) -> tuple[set[str], set[str]]:
+    """Which of the figures (as :func:`figures_of` gives them) and key terms ``text`` holds:
+    a figure written in it (spaces and commas aside), a term as :mod:`mentions` finds it."""
+    flat = re.sub(r"[\s,]", "", folded(text))
+    missing = set(missing_terms(terms, text))
+    return {f for f in figures if f in flat}, {t for t in terms if t not in missing}
+
+
 @dataclass(frozen=True, slots=True)
 class _Claim:
     figures: tuple[str, ...]
@@ -123,10 +131,7 @@ class _Claim:
 
     def covered(self, text: str) -> tuple[set[str], set[str]]:
         """The figures and the terms of the claim that ``text`` holds."""
-        flat = re.sub(r"[\s,]", "", folded(text))
-        figures = {f for f in self.figures if f in flat}
-        missing = set(missing_terms(self.terms, text))
-        return figures, {t for t in self.terms if t not in missing}
+        return covered(self.figures, self.terms, text)
 
     def held_by(self, texts: Sequence[str]) -> bool:
         figures, terms = self.covered("\n".join(texts))

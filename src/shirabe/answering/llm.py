@@ -33,6 +33,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from shirabe.answering import evidence, fit, grounding, polarity
+from shirabe.answering.followup import CODE
 from shirabe.answering.instructions import without_instructions
 from shirabe.answering.prompting import (
     MARKER,
@@ -331,15 +332,12 @@ def _elsewhere(reply: str, quoted: str) -> bool:
     return bool(given) and bool(read) and not given & read
 
 
-_CODE = re.compile(r"(?<![0-9a-z])[a-z][0-9a-z]*(?:[-_./][0-9a-z]+)+")
-
-
 def _codes_left_out(question: str, shown: str, quoted: str) -> list[str]:
     """The codes of the question (INC-2025-0005) that the reply and the sentences it rests
     on never name while the sentences the rules quote do: the reply was read off another
     record's row."""
     given, read = folded(shown), folded(quoted)
-    codes = dict.fromkeys(_CODE.findall(folded(question)))
+    codes = dict.fromkeys(CODE.findall(folded(question)))
     return [c.upper() for c in codes if c not in given and c in read]
 
 
@@ -350,7 +348,7 @@ def _says_nothing(reply: str) -> bool:
     """Whether a reply holds no figure, no digit and no key term and is no yes or no: it
     only says that an answer follows (この質問の答えは以下の通りです。)."""
     plain = MARKER.sub("", reply)
-    if _YES_OR_NO.match(plain) or re.search(r"\d", unicodedata.normalize("NFKC", plain)):
+    if _YES_OR_NO.match(plain) or re.search(r"\d", folded(plain)):
         return False
     return not grounding.claim_terms(plain) and not grounding.figures_of(plain)
 
