@@ -117,6 +117,12 @@ def completion(text: str) -> httpx.Response:
     return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
 
 
+def replying(text: str) -> Handler:
+    """A server that answers every request with ``text``."""
+    body = completion(text)
+    return lambda request: body
+
+
 def sse(*pieces: str) -> httpx.Response:
     lines = [": keep-alive", ""]
     lines.append("data: " + json.dumps({"choices": [{"delta": {"role": "assistant"}}]}))
@@ -524,3 +530,21 @@ def test_a_reply_read_off_another_records_row_gives_the_quoted_answer() -> None:
     kept = generator(lambda r: right, fallback=Quoting()).generate(asked, hits)
     assert kept.mode == "llm:tiny"
     assert kept.text == "対応中です[1]。\n「INC-2025-0005: 対応中」[1]"
+
+
+def test_a_reply_stating_another_sentence_gives_the_quoted_answer() -> None:
+    """The quoted answer (the first hit) names the fishery that declined in the 20th century;
+    the reply states the second passage's sentence about shellfish, which names none of the
+    question's terms. A bare name is not judged (it may come from the title)."""
+    declined = "遠洋漁業が盛んであったが、20世紀に入り衰退した。"
+    hits = [
+        Hit(Chunk(text=declined, source="蘭.md", id=41), 1.0),
+        Hit(Chunk(text="沿岸ではムール貝、カキが中心である。", source="蘭.md", id=42), 0.9),
+    ]
+    asked = query("20世紀に入り衰退した漁業は？")
+    other = completion("ムール貝、カキが中心である[2]。")
+    answer = generator(lambda r: other, fallback=Quoting()).generate(asked, hits)
+    assert (answer.mode, answer.text) == ("extractive", hits[0].chunk.text + "[1]")
+    for reply in ("遠洋漁業です[1]。", "遠洋漁業[1]", "ムール貝[2]", f"{declined[:-1]}[1]。"):
+        kept = generator(replying(reply), fallback=Quoting()).generate(asked, hits)
+        assert kept.mode == "llm:tiny", reply

@@ -11,7 +11,8 @@ sentence holds anything of the reply, or when the reply already says what the se
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from shirabe.answering import tables
@@ -27,6 +28,18 @@ ALREADY_SAID: Final = 0.8
 """The share of a sentence's key terms and figures a reply that copied it holds."""
 MOST_QUOTES: Final = 3
 """Sentences quoted at most, one per cited passage."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resting:
+    """A sentence a reply rests on: the passage's marker number, the sentence as shown (a
+    table row with its column headers), whether the reply copied it, and the reply's figures
+    and terms (where a long sentence is cut)."""
+
+    number: int
+    quote: str
+    copied: bool
+    anchors: tuple[str, ...]
 
 
 def _held(terms: list[str], figures: list[str], text: str) -> int:
@@ -67,30 +80,45 @@ def _best(text: str, own: tuple[list[str], list[str]], asked: list[str]) -> tupl
     return None if best is None else best[1:]
 
 
-def supporting_quotes(reply: str, question: str, passages: Mapping[int, str]) -> list[str]:
-    """The lines to show under ``reply`` (markers numbered as ``passages``, the texts of the
-    passages it cites): 「the sentence」[n] for each passage cited, in the order first cited,
-    at most :data:`MOST_QUOTES`; none for a passage the reply already quotes or that holds
-    nothing of it."""
+def resting_sentences(reply: str, question: str, passages: Mapping[int, str]) -> list[Resting]:
+    """The sentence each passage the reply cites (``passages``: their texts by the reply's
+    marker numbers) holds most of it in, in the order first cited; none for a passage that
+    holds nothing of it."""
     plain = MARKER.sub("", reply)
     own = (claim_terms(plain), figures_of(plain))
     if not own[0] and not own[1]:
         return []
     asked = [t for t in claim_terms(question) if t not in own[0]]
-    lines: list[str] = []
+    found: list[Resting] = []
     cited = [n for m in MARKER.finditer(reply) for n in marker_numbers(m.group(1))]
     for number in dict.fromkeys(cited):
         text = passages.get(number)
-        found = None if text is None else _best(text, own, asked)
-        if text is None or found is None:
+        best = None if text is None else _best(text, own, asked)
+        if text is None or best is None:
             continue
-        sentence, shown = found
-        if _held(claim_terms(shown), figures_of(shown), plain) >= ALREADY_SAID * _size(shown):
-            continue  # the reply copied the sentence
+        sentence, shown = best
+        copied = _held(claim_terms(shown), figures_of(shown), plain) >= ALREADY_SAID * _size(shown)
         header = tables.table_header(text, sentence)
         quote = tables.with_header(sentence, header) if header else shown
-        line = f"「{_clipped(quote.rstrip(), own[1] + own[0])}」[{number}]"
-        if line not in lines:
+        found.append(Resting(number, quote.rstrip(), copied, tuple(own[1] + own[0])))
+    return found
+
+
+def supporting_quotes(reply: str, question: str, passages: Mapping[int, str]) -> list[str]:
+    """The lines to show under ``reply`` (markers numbered as ``passages``, the texts of the
+    passages it cites): 「the sentence」[n] for each passage cited, in the order first cited,
+    at most :data:`MOST_QUOTES`; none for a passage the reply already quotes or that holds
+    nothing of it."""
+    return quote_lines(resting_sentences(reply, question, passages))
+
+
+def quote_lines(resting: Sequence[Resting]) -> list[str]:
+    """The lines to show under the reply: 「the sentence」[n] for each sentence it rests on
+    (see :func:`resting_sentences`) that it did not copy, at most :data:`MOST_QUOTES`."""
+    lines: list[str] = []
+    for r in resting:
+        line = f"「{_clipped(r.quote, list(r.anchors))}」[{r.number}]"
+        if not r.copied and line not in lines:
             lines.append(line)
         if len(lines) == MOST_QUOTES:
             break

@@ -12,7 +12,9 @@ the spec row says 約9.2kg, or none of its figures is one of the sentences the f
 the certificate's 60日前 where the password's sentence says 7日前, or it says yes where those
 sentences say no: :mod:`shirabe.answering.polarity`, or neither it nor the sentences it rests
 on name the code the question asks about while those the fallback quotes do: a row of
-INC-2024-0008 read for INC-2025-0005), the answer is the
+INC-2024-0008 read for INC-2025-0005, or a sentence it states rests on fewer of the
+question's key terms than a line the fallback quotes: ムール貝… for the fishery that
+declined), the answer is the
 fallback's (the extractive answerer's quoted sentences) when it has one, and a refusal with
 the reason otherwise. A small model declines answerable questions about as often as
 unanswerable ones, so its refusal alone does not overrule the passages.
@@ -222,11 +224,17 @@ class LLMGenerator:
             for p in rewriter.passages
             if p.number in rewriter.numbers
         }
-        quotes = evidence.supporting_quotes(text, query.text, by_number)
+        resting = evidence.resting_sentences(text, query.text, by_number)
+        quotes = evidence.quote_lines(resting)
         if quoted is not None and not quoted.refused:
             missing_codes = _codes_left_out(query.text, "\n".join([text, *quotes]), quoted.text)
             if missing_codes:  # 完了 read off INC-2024-0008's row for INC-2025-0005
                 other = f"回答は「{missing_codes[0]}」の記載に基づいていません"
+                return self._instead(query, hits, timings, ("unsupported", other), quoted)
+            shown = "\n".join([text, *(r.quote for r in resting)])
+            if _off_topic(query.text, text, shown, quoted.text):
+                # ムール貝、カキ…が中心である for the fishery that declined
+                other = "回答は質問の内容を述べていない記載に基づいています"
                 return self._instead(query, hits, timings, ("unsupported", other), quoted)
         text = "\n".join([text, *quotes])
         return Answer(
@@ -342,6 +350,25 @@ def _codes_left_out(question: str, shown: str, quoted: str) -> list[str]:
 
 
 _YES_OR_NO = re.compile(r"^\s*(?:はい|いいえ)")
+_PREDICATE = re.compile(r"(?:です|ます|である|だ|た|る|い|う)[。．.]?\s*$")
+
+
+def _off_topic(question: str, reply: str, shown: str, quoted: str) -> bool:
+    """Whether a reply that states something (a sentence with its predicate, not a bare name
+    or figure) names, with the sentences it rests on (``shown``), fewer of the question's key
+    terms than one line of the answer the rules quote names: it answers from another
+    sentence (ムール貝、カキ…が中心である。 for オランダで20世紀に入り衰退した漁業は？, where
+    the quoted line says 遠洋漁業が…20世紀に入り…衰退した). A bare answer (オランダ[1]) is
+    not judged: it may come from the document's title rather than one of its sentences; nor
+    is a yes or no, or a reply with no key term or figure of its own (いいえ、繰り越さない)."""
+    plain = MARKER.sub("", reply)
+    if not any(_PREDICATE.search(s.strip()) for s in grounding.sentences(plain)):
+        return False
+    if _YES_OR_NO.match(plain) or not (grounding.claim_terms(plain) or grounding.figures_of(plain)):
+        return False
+    terms = grounding.claim_terms(question)
+    held = len(grounding.covered((), terms, shown)[1])
+    return any(len(grounding.covered((), terms, line)[1]) > held for line in quoted.splitlines())
 
 
 def _says_nothing(reply: str) -> bool:
