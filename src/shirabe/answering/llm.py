@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -322,11 +321,11 @@ class LLMGenerator:
 def _states(reply: str, short: str) -> bool:
     """Whether the reply gives the number of the short answer (9.2 of 約9.2kgです。); not
     judged when the number is written with 万, 千 or 億 (1万5千円)."""
-    plain_short = unicodedata.normalize("NFKC", short)
+    plain_short = folded(short)
     number = re.search(r"\d[\d,]*(?:\.\d+)?", plain_short)
     if number is None or re.search(r"[万千億]", plain_short):
         return True
-    plain = MARKER.sub("", unicodedata.normalize("NFKC", reply)).replace(",", "")
+    plain = MARKER.sub("", folded(reply)).replace(",", "")
     wanted = number.group().replace(",", "")
     return re.search(rf"(?<![\d.]){re.escape(wanted)}(?![\d]|\.\d)", plain) is not None
 
