@@ -110,6 +110,55 @@ def test_a_third_turn_carries_the_subject_of_the_first() -> None:
 
 
 @pytest.mark.parametrize(
+    ("turns", "question", "searched"),
+    [
+        (  # who was asked: the one person the answer names
+            [Turn("8月15日の当番は誰ですか？", "8月15日（金） — 当番: 見本 太郎（総務部長）[1]")],
+            "その人の社員番号を教えてください。",
+            "見本 太郎の社員番号を教えてください。",
+        ),
+        (  # a fragment asks who again
+            [
+                Turn("8月14日の当番は誰ですか？", "8月14日（木） — 当番: 架空 次郎[1]"),
+                Turn("15日は？", "8月15日（金） — 当番: 見本 太郎（総務部長）[1]"),
+            ],
+            "その人の社員番号は？",
+            "見本 太郎の社員番号は?",
+        ),
+        (  # the person the question named, not the one its answer names
+            [Turn("試作 三郎さんの部署はどこですか？", "担当: 例田 次郎[1]")],
+            "彼が担当した障害は？",
+            "試作 三郎が担当した障害は?",
+        ),
+        (  # the person is the subject carried, not the attribute asked of them
+            [Turn("試作 三郎さんの部署はどこですか？", "部署: 情報システム部[1]")],
+            "兼務している担当は？",
+            "試作 三郎の兼務している担当は？",
+        ),
+        (  # two people answered: the reference is left to the other rules
+            [Turn("当番は誰ですか？", "14日: 架空 次郎[1]\n15日: 見本 太郎[1]")],
+            "その人の社員番号は？",
+            "当番の人の社員番号は?",
+        ),
+        (  # その方法 refers to no person
+            [Turn("当番は誰ですか？", "当番: 見本 太郎[1]")],
+            "その方法は？",
+            "当番の方法は?",
+        ),
+        (  # not asked who: a name in the answer is not the person referred to
+            [Turn("夏季休業はいつですか？", "8月13日～17日。連絡先 見本 太郎[1]")],
+            "その方法は？",
+            "夏季休業の方法は?",
+        ),
+    ],
+)
+def test_a_person_referred_back_to_is_named(
+    turns: list[Turn], question: str, searched: str
+) -> None:
+    assert standalone(question, turns) == searched
+
+
+@pytest.mark.parametrize(
     ("question", "about"),
     [
         ("INC-2024-0004はどんな障害ですか？", "INC-2024-0004"),

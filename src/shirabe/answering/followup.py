@@ -9,7 +9,9 @@
    previous question again about that code.
 3. A demonstrative (それ / これ / あれ / こちら / その / この / 同じ) is replaced by the
    previous question's subject: its codes, else the words before its first は.
-4. A fragment (「重さは？」「部長の場合は？」) or a question with no subject of its own
+4. 「その人」「この方」「彼」 stand for the person the previous question named (試作 三郎さん),
+   or, when it asked who (誰), the one person its answer names (当番: 見本 太郎).
+5. A fragment (「重さは？」「部長の場合は？」) or a question with no subject of its own
    (「何時に復旧しましたか？」) is asked with the previous subject in front
    (「AQ-300の重さは？」), or, when it names a condition (〜の場合, 〜なら, 〜では), as the
    previous question under that condition.
@@ -50,6 +52,14 @@ _CONDITION = re.compile(r"(.+?(?:の場合|のとき|の時|なら|では|だと
 _FRAGMENT = re.compile(r"^(.{1,20}?)(?:のほう|の方)?(?:は|って|も)[?？。]?$")
 _TOPIC = re.compile(r"[はがをも]|について|って")
 _ENDING = re.compile(r"[?？。]+$")
+_PERSON_REFERENCE = re.compile(
+    r"(?:その|この|あの)(?:人|方|かた)(?![\u3400-\u9fff])|彼女?(?=[はがをにのも])"
+)
+_NAME = re.compile(
+    r"(?<![\u3400-\u9fff々])[\u3400-\u9fff々]{1,3} [\u3400-\u9fff々]{1,3}(?![\u3400-\u9fff々])"
+)
+"""A family and a given name written apart (見本 太郎), as ledgers and rosters write them."""
+_WHO = re.compile(r"誰|だれ|どなた|どの人")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +119,13 @@ asks after the subject before it (重さは？, 値段は？)."""
 
 
 def subject(question: str) -> str:
-    """What a question is about: its codes (INC-2024-0004), else the words before its topic
+    """What a question is about: its codes (INC-2024-0004) or the people it names written
+    apart (試作 三郎 of 試作 三郎さんの部署はどこですか), else the words before its topic
     (は, について, って; 有給休暇の申請方法は → 有給休暇の申請方法), which may hold a clause
     of its own (本人が結婚するときの慶弔休暇は), else, or for a clause made a noun by の
     (添付が必須になるのは), the words before its first が."""
     text = _OPENERS.sub("", _plain(question))
-    codes = CODE.findall(text)
+    codes = CODE.findall(text) or _NAME.findall(text)  # AQ-300 of AQ-300の高さは, 試作 三郎
     if codes:
         return "・".join(dict.fromkeys(codes))
     topic = re.match(r"^(.+?)(?:について|(?<![でに])は|って)", text)
@@ -152,6 +163,10 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
         for old, new in zip(old_codes, codes, strict=False):
             swapped = swapped.replace(old, new)
         return swapped
+    person = _PERSON_REFERENCE.search(body)
+    named = _person(previous, history) if person else None
+    if person and named:
+        return f"{body[: person.start()]}{named}{body[person.end() :]}"
     if _DEMONSTRATIVE.search(body) and about:
         return _DEMONSTRATIVE.sub(
             lambda m: _replacement(m.group(), about, body[m.end() :]), body, count=1
@@ -165,6 +180,27 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
             return f"{about}{joint}{_ENDING.sub('', body)}{_question_end(body)}"
         return f"{previous} {body}"
     return text
+
+
+def _person(previous: str, history: Sequence[Turn]) -> str | None:
+    """The one person a reference back (その人) stands for: named by the previous question,
+    else, when that asked who, by its answer; None when there is none or more than one."""
+    names = list(dict.fromkeys(_NAME.findall(previous)))
+    if not names and _asked_who(history):
+        names = list(dict.fromkeys(_NAME.findall(_plain(history[-1].answer))))
+    return names[0] if len(names) == 1 else None
+
+
+def _asked_who(history: Sequence[Turn]) -> bool:
+    """Whether the last turn asked who: in its own words, or as a fragment (15日は？) asking
+    again what a turn before it asked (8月14日の当番は誰ですか？)."""
+    for turn in reversed(history):
+        text = _OPENERS.sub("", _plain(turn.question))
+        if _WHO.search(text):
+            return True
+        if not _FRAGMENT.match(text):
+            return False
+    return False
 
 
 _OWN_WORD = re.compile(r"(?!何)[\u3400-\u9fff々]{2,}|[\u30a1-\u30fa\u30fc]{2,}")
