@@ -237,6 +237,38 @@ def test_the_code_an_answer_was_about_is_the_subject() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("turns", "question", "searched"),
+    [
+        (  # the code answered, of the two the answer names the one after the asked thing
+            [
+                Turn("AQ-300のERR-105はどういう意味ですか？", "フィルターの交換時期です。[1]"),
+                Turn(
+                    "その交換に使う集じんフィルターの品番は？",
+                    "新しいフィルター（集じんフィルター AQF-30H、脱臭フィルター AQF-30D）[1]",
+                ),
+            ],
+            "値段はいくらですか？",
+            "AQF-30Hの値段はいくらですか？",
+        ),
+        (  # a 管理番号 asked and answered
+            [Turn("ERR-107が出た障害の管理番号は？", "管理番号: INC-2024-0006 / 概要: ERR-107[1]")],
+            "それは何時に復旧しましたか？",
+            "INC-2024-0006は何時に復旧しましたか?",
+        ),
+        (  # no code asked for: the previous subject stays
+            [Turn("AQ-300の付属品は何ですか？", "AQF-30H、AQF-30D が付属します。[1]")],
+            "重さは？",
+            "AQ-300の重さは？",
+        ),
+    ],
+)
+def test_the_code_an_answer_gave_is_the_subject_after_a_code_was_asked_for(
+    turns: list[Turn], question: str, searched: str
+) -> None:
+    assert standalone(question, turns) == searched
+
+
 def test_the_model_reads_the_last_turns_and_the_question() -> None:
     history = [
         Turn("AQ-200の重さは？", "約7kgです。"),

@@ -80,10 +80,7 @@ def carried(question: str, history: Sequence[Turn]) -> str | None:
     if not history:
         return None
     previous = _standalone(history[-1].question, history[:-1])
-    about = subject(previous)
-    answered = list(dict.fromkeys(CODE.findall(_plain(history[-1].answer))))
-    if not CODE.search(about) and len(answered) == 1:
-        about = answered[0]
+    about = _about(previous, history[-1].answer)
     if not about or about in question:
         return None
     return f"{about}について、{_plain(question)}"
@@ -135,6 +132,38 @@ def subject(question: str) -> str:
     return before.group(1) if before else ""  # 領収書の添付 of 領収書の添付が必須になるのは
 
 
+def _about(previous: str, answer: str) -> str:
+    """What the next turn is about: the code the previous answer was about, when the previous
+    question named none and the answer one (INC-2024-0004 for メールが止まった障害は), or when
+    the previous question asked for a code (品番, 管理番号) and the answer gave it; else the
+    subject of the previous question."""
+    answered = [c for c in dict.fromkeys(CODE.findall(_plain(answer))) if c not in previous]
+    if not CODE.search(previous):
+        return answered[0] if len(answered) == 1 else subject(previous)
+    if _ASKS_CODE.search(previous):
+        text = _plain(answer)
+        beside = [c for c in answered if (lead := _lead(text, c)) and lead in previous]
+        for found in (answered, beside):
+            if len(found) == 1:
+                return found[0]
+    return subject(previous)
+
+
+_ASKS_CODE = re.compile(r"(?:品番|型番|型式|番号|コード|ID)(?:は|を|って|が|[?？]|$)|何番")
+"""A question asking for a code (集じんフィルターの品番は？, …の管理番号は？)."""
+
+
+def _lead(text: str, code: str) -> str | None:
+    """What ``code`` is written as the code of in ``text`` (集じんフィルター of 集じんフィルター
+    AQF-30H、脱臭フィルター AQF-30D; 管理番号 of 管理番号: INC-2024-0006), if anything."""
+    parts = [p for p in _LEADS.split(text[: text.index(code)]) if p]
+    return parts[-1] if parts else None
+
+
+_LEADS = re.compile(r"[、,，（()）:：/／\s]+")
+"""What parts the thing a code is of (集じんフィルター) from the code before it."""
+
+
 def standalone(question: str, history: Sequence[Turn]) -> str:
     """The question as it would be asked with no conversation before it (``question`` itself
     when it needs nothing from before)."""
@@ -149,11 +178,7 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
     previous = _plain(history[-1].question)
     if len(history) > 1:
         previous = _standalone(previous, history[:-1])
-    about = subject(previous)
-    if not CODE.search(previous):  # the code the previous answer was about, if just one
-        answered = list(dict.fromkeys(CODE.findall(_plain(history[-1].answer))))
-        if len(answered) == 1:
-            about = answered[0]
+    about = _about(previous, history[-1].answer)
     body = _OPENERS.sub("", text)
     fragment = _FRAGMENT.match(body)
     codes = CODE.findall(body)
