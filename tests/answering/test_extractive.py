@@ -7,7 +7,7 @@ import pytest
 from shirabe.answering.context import Candidate
 from shirabe.answering.extractive import clip, coverage, evidence, may_count
 from shirabe.answering.fit import answer_kind, short_answer
-from shirabe.answering.showing import NAMES, companion, names_someone, naming_first
+from shirabe.answering.showing import NAMES, companion, dated_first, names_someone, naming_first
 from shirabe.answering.tables import (
     clean,
     is_header,
@@ -396,3 +396,35 @@ def test_a_person_answer_names_someone_the_question_does_not(
 ) -> None:
     query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
     assert names_someone(query, text) is names
+
+
+@pytest.mark.parametrize(
+    ("question", "texts", "first"),
+    [
+        # the field named for the event asked dates it; a time in passing does not
+        (
+            "画面が遅くなった障害はいつ起きましたか？",
+            [
+                "原因：精算期限日（毎月10日）にアクセスが集中した。",
+                "発生日時：2024年10月10日（木）",
+            ],
+            1,
+        ),
+        (
+            "メールはいつ復旧しましたか？",
+            ["発生日時：2024年4月22日 9:10", "復旧日時：2024年4月22日 15:30"],
+            1,
+        ),
+        # a deadline asked: no field is named for it, the order stays
+        (
+            "精算期限はいつまで延ばされましたか？",
+            ["対応：精算期限を10月11日まで延長した。", "発生日時：2024年10月10日（木）"],
+            0,
+        ),
+    ],
+)
+def test_the_field_named_for_the_event_asked_dates_it(
+    question: str, texts: list[str], first: int
+) -> None:
+    query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
+    assert dated_first(query, _sentences(*texts))[0].order == first

@@ -461,6 +461,8 @@ class ExtractiveGenerator:
         first = [c for c in holds if c.hit_index < self._from_hits]
         if asked.kind in showing.NAMES and first:
             first = showing.naming_first(query, showing.NAMES[asked.kind], first)
+        if asked.kind == "time":
+            first = showing.dated_first(query, first)
         if asked.kind == "person":  # 異動前の担当者 names no one for …担当していた人は誰
             holds = [c for c in holds if showing.names_someone(query, c.text)]
             kept = {id(c) for c in holds}

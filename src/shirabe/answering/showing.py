@@ -1,7 +1,7 @@
 """Which sentences an extractive answer shows, and in what order: a table row with its column
 headers, the cases a sentence introduces, the sentence that says what an echo of the question
-leaves out, and for 誰 / どこ a sentence that names someone or somewhere first. Pure functions
-over candidate sentences."""
+leaves out, for 誰 / どこ a sentence that names someone or somewhere first, and for いつ the
+field that dates the asked event. Pure functions over candidate sentences."""
 
 from __future__ import annotations
 
@@ -138,3 +138,41 @@ def _unasked(query: Query, text: str) -> str:
         if not word.startswith("~") and len(word) > 1:
             text = text.replace(word, " ")
     return text
+
+
+EVENTS: Final = {
+    "起きる": "発生",
+    "起こる": "発生",
+    "発生": "発生",
+    "直る": "復旧",
+    "復旧": "復旧",
+    "始まる": "開始",
+    "始める": "開始",
+    "開始": "開始",
+    "終わる": "終了",
+    "終える": "終了",
+    "終了": "終了",
+    "行う": "実施",
+    "実施": "実施",
+    "開く": "開催",
+    "開催": "開催",
+    "決まる": "決定",
+    "届く": "到着",
+    "着く": "到着",
+    "払う": "支払",
+    "支払う": "支払",
+}
+"""An event as a question's verb says it (起きる) and as a record's field names it (発生日時)."""
+
+
+def dated_first(query: Query, holds: list[Candidate]) -> list[Candidate]:
+    """For いつ: the sentences that are a field named for the asked event (発生日時：2024年10月10日
+    for …障害はいつ起きましたか), first; a time written in passing elsewhere (精算期限日（毎月
+    10日）) does not date the event asked about."""
+    events = {EVENTS[t] for t in query.tokens if t in EVENTS}
+    if not events:
+        return holds
+    dated = [
+        c for c in holds if (key := _FIELD.match(c.text)) and any(e in key.group(1) for e in events)
+    ]
+    return [*dated, *(c for c in holds if not any(c is d for d in dated))]
