@@ -61,6 +61,21 @@ def test_a_new_way_of_reading_a_type_reads_its_files_again_once(
     assert app.ingest([docs]).counts["unchanged"] == 2
 
 
+def test_a_new_way_of_cutting_text_reads_every_file_again_once(
+    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "休暇.md", POLICY)
+    write(docs / "経費.txt", EXPENSE)
+    app.ingest([docs])
+    embedded = embedder.passages
+    monkeypatch.setattr(tags, "CUT_VERSION", "9")  # sentences are now cut differently
+    again = app.ingest([docs])
+    assert again.counts == {"added": 0, "updated": 2, "removed": 0, "unchanged": 0, "failed": 0}
+    assert embedder.passages == embedded  # the same text: its embeddings come from the cache
+    assert app.ingest([docs]).counts["unchanged"] == 2
+
+
 def test_modified_file_replaces_its_chunks(app: Shirabe, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     path = write(docs / "経費.txt", EXPENSE)

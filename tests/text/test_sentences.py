@@ -24,6 +24,9 @@ GOLDEN: list[tuple[str, list[tuple[int, int, str]]]] = [
     ("What?! Yes", [(0, 6, "What?!"), (7, 10, "Yes")]),
     ("ERR-107が出た?再起動!", [(0, 11, "ERR-107が出た?"), (11, 15, "再起動!")]),
     ("全角ピリオド．次の文", [(0, 7, "全角ピリオド．"), (7, 10, "次の文")]),
+    # a full-width full stop between digits is a decimal point
+    ("満水（約３．６Ｌ）です。次", [(0, 12, "満水（約３．６Ｌ）です。"), (12, 13, "次")]),
+    ("第３．次の章", [(0, 3, "第３．"), (3, 6, "次の章")]),
     # closing brackets and quotes after a terminator belong to its sentence
     ("「はい。」と言った。", [(0, 5, "「はい。」"), (5, 10, "と言った。")]),
     ("「これは？」「それだ。」", [(0, 6, "「これは？」"), (6, 12, "「それだ。」")]),

@@ -29,10 +29,16 @@ READ_VERSIONS: dict[str, str] = {".pdf": "2"}
 once, on its next ingest (the embeddings of unchanged passages come from the cache)."""
 
 
+CUT_VERSION = "2"
+"""How the text of any file is cut into sentences and passages, where that changed since
+(2: a full-width ．between digits is a decimal point, not the end of a sentence); a change
+reads every file again once, like :data:`READ_VERSIONS`."""
+
+
 def tags_version(key: str, signature: str) -> str:
     """The tags version of the file ``key`` with the synonyms' and access map's signature."""
     read = READ_VERSIONS.get(PurePath(key).suffix.lower())
-    return f"{TAGS_FORMAT}{'.' + read if read else ''}:{signature}"
+    return f"{TAGS_FORMAT}{'.' + read if read else ''}.c{CUT_VERSION}:{signature}"
 
 
 RESERVED = frozenset({CATEGORY, ENTITIES, GROUPS, UPLOADED_BY, TAGS_VERSION})
