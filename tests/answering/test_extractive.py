@@ -415,6 +415,16 @@ def test_a_person_answer_names_someone_the_question_does_not(
             ["発生日時：2024年4月22日 9:10", "復旧日時：2024年4月22日 15:30"],
             1,
         ),
+        # a field that only dates what its section announces
+        (
+            "防災訓練はいつ行われますか？",
+            [
+                "「防災訓練の実施について」の項目（1件）: 当日の流れ",
+                "対象: 全従業員（工場は別途実施）",
+                "日時: 2025年9月1日（月）14:00～14:40",
+            ],
+            2,
+        ),
         # a deadline asked: no field is named for it, the order stays
         (
             "精算期限はいつまで延ばされましたか？",

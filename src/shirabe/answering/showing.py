@@ -167,12 +167,24 @@ EVENTS: Final = {
 
 def dated_first(query: Query, holds: list[Candidate]) -> list[Candidate]:
     """For いつ: the sentences that are a field named for the asked event (発生日時：2024年10月10日
-    for …障害はいつ起きましたか), first; a time written in passing elsewhere (精算期限日（毎月
-    10日）) does not date the event asked about."""
+    for …障害はいつ起きましたか), else a field that only dates (日時：2025年9月1日 for 防災訓練は
+    いつ行われますか), first; a time written in passing elsewhere (精算期限日（毎月10日）) does
+    not date the event asked about."""
     events = {EVENTS[t] for t in query.tokens if t in EVENTS}
     if not events:
         return holds
-    dated = [
-        c for c in holds if (key := _FIELD.match(c.text)) and any(e in key.group(1) for e in events)
+    keys = [
+        (c, name)
+        for c in holds
+        if (key := _FIELD.match(c.text))
+        and _FIELD_NAME.fullmatch(name := key.group(1).strip(" -・"))
     ]
+    named = [c for c, key in keys if any(e in key for e in events)]
+    dated = named or [c for c, key in keys if _WHEN_FIELD.fullmatch(key)]
     return [*dated, *(c for c in holds if not any(c is d for d in dated))]
+
+
+_FIELD_NAME: Final = re.compile(r"[\u3400-\u9fff々ァ-ヺー]{1,8}")
+"""A field's name (発生日時, 日時), not a sentence or a list's title before a colon."""
+_WHEN_FIELD: Final = re.compile(r"日時|日程|日付|期日|開催日|実施日|開催日時|実施日時")
+"""A field that dates what its section announces (日時：2025年9月1日 of a drill's notice)."""
