@@ -129,6 +129,10 @@ def test_the_asked_figure_alone_as_a_first_line(
         ("0歳～3歳未満", "3歳の子の手当はいくら？", False),  # 未満 excludes 3
         ("6人以下", "5人で使うといくら？", True),
         ("6人以下", "5歳の子はいくら？", False),  # another unit
+        ("6か月", "入社して6か月たつと有給休暇は何日？", True),
+        ("6年6か月以上", "入社して6か月たつと有給休暇は何日？", False),  # 6年6か月 is one figure
+        ("配偶者の出産", "妻が出産するとき、特別休暇は何日もらえますか？", True),  # 妻: 配偶者
+        ("子の結婚", "妻が出産するとき、特別休暇は何日もらえますか？", False),
         (  # a case told in words, half of its character pairs in the question
             "ほかの市区町村からかすみ野市に引っ越してきたとき",
             "よその市からかすみ野市に引っ越してきました。何日のうちに届けを出せば？",

@@ -60,6 +60,8 @@ from shirabe.tokenizers.sudachi import SudachiTokenizer
         ("AQ-300は実際に何台売れましたか？", "number", "何台"),  # a verb after the counter
         ("デモ機は全部で何台用意されましたか？", "number", "何台"),
         ("それは何社会の出来事か", None, None),  # 社会 is a word
+        ("年次有給休暇は何日もらえますか？", "number", "何日"),
+        ("会議は何日も続きましたか？", None, None),  # 何日も: for days on end
         ("いくつかの君主国の君主が同じ人物である体制を何と言いますか？", None, None),  # some
         ("長さを順次いくつか並べたものを何というか", None, None),
         ("会議室はいくつか？", "number", "いくつ"),

@@ -47,10 +47,10 @@ _UNIT_QUESTION = re.compile(
     + r")(?![a-z])|("
     + "|".join(sorted((re.escape(u) for u in UNITS if not u.isascii()), key=len, reverse=True))
     + r")(?!(?![前後間以目頃程半内毎当])[\u3400-\u9fff]"
-    + r"(?![ぁ-ゖ](?<![のはがをにでともへや])|[\u3400-\u9fff][さしすせ])))(?!も)"
+    + r"(?![ぁ-ゖ](?<![のはがをにでともへや])|[\u3400-\u9fff][さしすせ])))(?!も(?!ら))"
 )
-"""何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され; not 何社会, where the kanji
-goes on as a word."""
+"""何 and a unit or counter: 何kg, 何人, 何台売れ, 何台用意され, 何日もらえる; not 何社会, where
+the kanji goes on as a word, nor 何日も (for days on end)."""
 _NUMBERED: Final = re.compile(r"何\s*号")
 """何号 before the thing numbered (何号様式, 何号室), which the counters above leave out."""
 _CODE_QUESTION: Final = re.compile(

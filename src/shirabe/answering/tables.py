@@ -7,6 +7,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from itertools import pairwise
+from typing import Final
 
 from shirabe.answering import asking, fit, mentions
 from shirabe.records import Chunk
@@ -113,10 +114,16 @@ _RANGE = re.compile(
 _AMOUNT = re.compile(r"(\d+)\s*(歳|才|人|cm|kg|m|時間|日|か月|年)")
 
 
+_LARGER_UNIT = re.compile(r"\d\s*(?:年|か月|ヶ月|カ月|日|時間)\s*$")
+"""A figure right before another (6年 of 6年6か月): the two are one quantity."""
+
+
 def _in_range(cell: str, question: str) -> bool:
     """Whether a figure of the question falls in a range the cell states (70歳 in 65歳以上,
     2歳 in 0歳～3歳未満), counted in the same unit."""
     for m in _RANGE.finditer(cell):
+        if _LARGER_UNIT.search(cell[: m.start()]):
+            continue  # 6か月以上 of 6年6か月以上 is no range of months
         low, unit, bound, high = int(m[1]), m[2], m[3], m[4]
         unit = (
             unit or (re.match(r"\s*(歳|才|人|cm|kg|m|時間|日|か月|年)", cell[m.end() :]) or [""])[0]
@@ -144,6 +151,19 @@ def _named_pairs(text: str) -> set[str]:
     }
 
 
+_FORMAL: Final = {
+    "妻": "配偶者",
+    "夫": "配偶者",
+    "奥さん": "配偶者",
+    "両親": "父母",
+    "息子": "子",
+    "娘": "子",
+    "子ども": "子",
+    "子供": "子",
+}
+"""How rules and tables name the family a question names (妻 → 配偶者の出産)."""
+
+
 def names_row(cell: str, question: str) -> bool:
     """Whether a question names a table cell: half of its kanji and katakana pairs are in the
     question (住民票 for 住民票の写し), its last word is (詰め替え用 of 専用除菌液「ミナモクリア」
@@ -152,6 +172,7 @@ def names_row(cell: str, question: str) -> bool:
     number of it is (AQF-30H, 800円), or a figure of the question falls in its range (70歳 in
     65歳以上)."""
     plain, asked = folded(cell), folded(question)
+    asked += "".join(f" {formal}" for word, formal in _FORMAL.items() if word in asked)
     if plain in asked:
         return True  # 3年6か月
     last = re.search(r"[^\s「」『』()（）・、,]{2,}$", plain)
