@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,32 +47,43 @@ def test_unchanged_files_cost_nothing(
     assert embedder.passages == embedded
 
 
-def test_a_new_way_of_reading_a_type_reads_its_files_again_once(
-    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def read_markdown_differently(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(tags.READ_VERSIONS, ".md", "9")
+
+
+def cut_sentences_differently(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tags, "CUT_VERSION", "9")
+
+
+@pytest.mark.parametrize(
+    ("upgrade", "updated"),
+    [
+        (read_markdown_differently, 1),  # the Markdown file only
+        (cut_sentences_differently, 2),  # every file
+    ],
+)
+def test_a_new_way_of_reading_or_cutting_reads_the_files_concerned_again_once(
+    app: Shirabe,
+    embedder: MeteredEmbedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    upgrade: Callable[[pytest.MonkeyPatch], None],
+    updated: int,
 ) -> None:
     docs = tmp_path / "docs"
     write(docs / "休暇.md", POLICY)
     write(docs / "経費.txt", EXPENSE)
     app.ingest([docs])
     embedded = embedder.passages
-    monkeypatch.setitem(tags.READ_VERSIONS, ".md", "9")  # Markdown is now read differently
+    upgrade(monkeypatch)
     again = app.ingest([docs])
-    assert again.counts == {"added": 0, "updated": 1, "removed": 0, "unchanged": 1, "failed": 0}
-    assert embedder.passages == embedded  # the same text: its embeddings come from the cache
-    assert app.ingest([docs]).counts["unchanged"] == 2
-
-
-def test_a_new_way_of_cutting_text_reads_every_file_again_once(
-    app: Shirabe, embedder: MeteredEmbedder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    docs = tmp_path / "docs"
-    write(docs / "休暇.md", POLICY)
-    write(docs / "経費.txt", EXPENSE)
-    app.ingest([docs])
-    embedded = embedder.passages
-    monkeypatch.setattr(tags, "CUT_VERSION", "9")  # sentences are now cut differently
-    again = app.ingest([docs])
-    assert again.counts == {"added": 0, "updated": 2, "removed": 0, "unchanged": 0, "failed": 0}
+    assert again.counts == {
+        "added": 0,
+        "updated": updated,
+        "removed": 0,
+        "unchanged": 2 - updated,
+        "failed": 0,
+    }
     assert embedder.passages == embedded  # the same text: its embeddings come from the cache
     assert app.ingest([docs]).counts["unchanged"] == 2
 
