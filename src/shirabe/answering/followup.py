@@ -137,13 +137,11 @@ def _about(previous: str, answer: str) -> str:
     question named none and the answer one (INC-2024-0004 for メールが止まった障害は), or when
     the previous question asked for a code (品番, 管理番号) and the answer gave it; else the
     subject of the previous question."""
-    answered: list[str] = [
-        c for c in dict.fromkeys(CODE.findall(_plain(answer))) if c not in previous
-    ]
+    text = _plain(answer)
+    answered: list[str] = [c for c in dict.fromkeys(CODE.findall(text)) if c not in previous]
     if not CODE.search(previous):
         return answered[0] if len(answered) == 1 else subject(previous)
     if _ASKS_CODE.search(previous):
-        text = _plain(answer)
         beside = [c for c in answered if (lead := _lead(text, c)) and lead in previous]
         for found in (answered, beside):
             if len(found) == 1:
