@@ -191,6 +191,29 @@ def test_filters_apply_before_ranking(store: Store) -> None:
             assert sorted(paths(store, hits)) == ["/d/人事/a.md"] * 3 + ["/d/総務/c.md"] * 2
 
 
+def test_a_files_new_groups_hold_from_the_next_search(store: Store) -> None:
+    """Readers of the same groups search with the same filter again and again; a file moved to
+    other groups is out of (or in) their results from the next search on."""
+    put_file(store, "/d/a.md", ["規程 給与", "給与 規程 賞与"], groups=("hr",))
+    put_file(store, "/d/b.md", [f"規程 経費 {i}" for i in range(10)], groups=("finance",))
+    hr = restrict(None, Reader(groups=frozenset({"hr"})))
+    q = unit("規程 給与")
+    for _ in range(2):
+        assert set(paths(store, store.search_lexical(["規程"], 20, hr))) == {"/d/a.md"}
+        # 2 of 12 chunks readable: exactly those two, by cosine
+        dense = store.search_dense(q, 5, hr)
+        assert texts(store, dense) == ["規程 給与", "給与 規程 賞与"]
+        assert [h.score for h in dense] == pytest.approx(
+            [float(unit(t) @ q) for t in texts(store, dense)], abs=1e-5
+        )
+    put_file(store, "/d/a.md", ["規程 給与", "給与 規程 賞与"], groups=("finance",))
+    assert store.search_lexical(["規程"], 20, hr) == []
+    assert store.search_dense(q, 5, hr) == []
+    put_file(store, "/d/b.md", [f"規程 経費 {i}" for i in range(10)], groups=("finance", "hr"))
+    assert set(paths(store, store.search_lexical(["規程"], 20, hr))) == {"/d/b.md"}
+    assert set(paths(store, store.search_dense(q, 20, hr))) == {"/d/b.md"}
+
+
 def test_replacing_a_file_is_atomic_and_failures_keep_old_chunks(store: Store) -> None:
     put_file(store, "/d/a.md", ["旧版 内容"])
     put_file(store, "/d/a.md", ["新版 内容", "新版 付録"])

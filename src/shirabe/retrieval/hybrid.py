@@ -36,6 +36,7 @@ class HybridRetriever:
         candidates: int = 100,
         mmr_lambda: float | None = None,
         embedder: Embedder | None = None,
+        vector_first: bool = False,
     ) -> None:
         self._store = store
         self._rankers = list(rankers)
@@ -45,6 +46,11 @@ class HybridRetriever:
         self._candidates = candidates
         self._mmr_lambda = mmr_lambda
         self._embedder = embedder
+        self._vector_first = vector_first
+        """Compute the query's vector before any ranker runs: for a store that ranks in this
+        process, where the model's threads and the lexical rankers would share the cores (at
+        100k chunks p95 65.7 → 54.5 ms, bench/scale.py); a database ranks elsewhere, and its
+        lexical search overlaps the model."""
         self._beside = ThreadPoolExecutor(max_workers=BESIDE, thread_name_prefix="shirabe-query")
         """Where the query's vector is computed and the rankers that need it run, while the
         lexical rankers run on the caller's thread (one thread a search, for concurrent
@@ -52,12 +58,14 @@ class HybridRetriever:
 
     def rankings(self, query: Query, k: int) -> dict[str, list[ScoredId]]:
         """Chunk-level rankers find candidates; sentence-level rankers re-score their union.
-        The chunk-level rankers that need the query's vector compute it and run on a thread
-        of their own, beside those that do not: the model and a database search run outside
-        the interpreter's lock, so each takes a core."""
+        The chunk-level rankers that need the query's vector run on a thread of their own,
+        beside those that do not (computing the vector there too, unless ``vector_first``):
+        the model, numpy and a database search run outside the interpreter's lock."""
         n = max(k, self._candidates)
         chunk_level = [r for r in self._rankers if r.level == "chunk"]
         by_vector = [r for r in chunk_level if r.uses_vector]
+        if self._vector_first and by_vector:
+            query.vector  # noqa: B018 (computed once, here, before the rankers run)
         beside = (
             self._beside.submit(lambda: {r.name: r.rank(query, n) for r in by_vector})
             if by_vector

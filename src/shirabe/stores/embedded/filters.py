@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -70,3 +72,66 @@ def allowed_ids(
         params.append(json.dumps([int(i) for i in among]))
     ids = conn.execute(sql, params).fetchone()[0]
     return np.fromstring(ids, dtype=np.int64, sep=",") if ids else np.zeros(0, dtype=np.int64)
+
+
+KEPT_FILTERS = 8
+"""Filters whose allowed ids :class:`AllowedIds` keeps (at 1M chunks, up to 8 MB each)."""
+
+_Key = tuple[object, ...]
+
+
+def filter_key(filters: Filters) -> _Key:
+    """Every condition of ``filters``, in a form that can key a dictionary."""
+    groups = None if filters.groups is None else tuple(sorted(filters.groups))
+    return (
+        filters.path_glob,
+        tuple(sorted(filters.metadata.items())),
+        tuple(sorted(filters.categories)),
+        tuple(sorted(filters.entities)),
+        groups,
+    )
+
+
+class AllowedIds:
+    """:func:`allowed_ids`, kept per filter for the index's generation.
+
+    A search asks once per ranker, and the searches of one reader (or of readers of the same
+    groups) ask with the same filter: at 100k chunks with 90% of them readable, reading the
+    ids took about 10 ms each time. The generation is read in the same snapshot as the ids, and
+    every write to sources or chunks bumps it, so an entry never outlives the rows it was read
+    from (a reader's groups changed by an ingest give a new generation, hence a new entry).
+    """
+
+    def __init__(self, size: int = KEPT_FILTERS) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[tuple[int, _Key], IdArray] = OrderedDict()
+
+    def ids(
+        self, conn: sqlite3.Connection, filters: Filters | None, among: IdArray | None = None
+    ) -> IdArray | None:
+        """As :func:`allowed_ids`; ``among`` is narrowed from the kept ids."""
+        if not filters:
+            return None
+        began = not conn.in_transaction
+        if began:
+            conn.execute("BEGIN")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+            key = (int(row[0]) if row else 0, filter_key(filters))
+            with self._lock:
+                found = self._kept.get(key)
+                if found is not None:
+                    self._kept.move_to_end(key)
+            if found is None:
+                read = allowed_ids(conn, filters)
+                found = read if read is not None else np.zeros(0, dtype=np.int64)
+                found.flags.writeable = False
+                with self._lock:
+                    self._kept[key] = found
+                    while len(self._kept) > self._size:
+                        self._kept.popitem(last=False)
+        finally:
+            if began:
+                conn.execute("COMMIT")
+        return found if among is None else among[np.isin(among, found)]

@@ -42,6 +42,10 @@ FORMAT = 2
 MANIFEST = "manifest.json"
 MAX_SEGMENTS = 8
 COMPACT_TOMBSTONE_RATIO = 0.3
+NARROW = 4
+"""A filter allowing fewer than 1/NARROW of the chunks is searched densely by reading the
+allowed chunks' vectors only, not every vector (the whole matrix is read at memory speed:
+about 13 ms at 100k chunks of 384 dimensions here)."""
 
 
 @dataclass(slots=True)
@@ -260,6 +264,8 @@ class SegmentIndex:
         if view is None or view.live_docs == 0 or k <= 0:
             return []
         q = np.asarray(vector, dtype=np.float32)
+        if within is None and allowed is not None and NARROW * len(allowed) < view.live_docs:
+            within = allowed  # a narrow filter: read the readable chunks' vectors only
         results: list[ScoredId] = []
         for seg, alive in zip(view.segments, view.alive, strict=True):
             if seg.size == 0:

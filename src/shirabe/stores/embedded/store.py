@@ -17,7 +17,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
-from shirabe.stores.embedded.filters import add_regexp, allowed_ids
+from shirabe.stores.embedded.filters import AllowedIds, add_regexp
 from shirabe.stores.embedded.index import SegmentIndex
 from shirabe.stores.embedded.locks import schema_lock, update_lock, wal
 from shirabe.stores.embedded.rows import (
@@ -62,6 +62,7 @@ class EmbeddedStore:
         self.db_path = home / DATABASE
         self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
         self._local = threading.local()
+        self._allowed = AllowedIds()
         self._model: str | None = None
         self._dim: int | None = None
         with schema_lock(home):
@@ -408,7 +409,7 @@ class EmbeddedStore:
     ) -> list[ScoredId]:
         only = _ids(within)
         return self.segments.search_lexical(
-            terms, k, allowed_ids(self._conn(), filters, only), level=level, within=only
+            terms, k, self._allowed.ids(self._conn(), filters, only), level=level, within=only
         )
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
@@ -425,7 +426,7 @@ class EmbeddedStore:
     ) -> list[ScoredId]:
         only = _ids(within)
         return self.segments.search_dense(
-            vector, k, allowed_ids(self._conn(), filters, only), level=level, within=only
+            vector, k, self._allowed.ids(self._conn(), filters, only), level=level, within=only
         )
 
     def get_chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
