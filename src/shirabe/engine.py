@@ -39,6 +39,7 @@ from shirabe.indexing.enrich import Enricher, EnrichmentCache
 from shirabe.indexing.ingest import Ingestor, Progress
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.places import common_root, place_of
+from shirabe.indexing.tags import cut_signature
 from shirabe.llm.protocol import ChatModel
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.records import (
@@ -321,6 +322,7 @@ class Shirabe:
             skip=[] if area == self.uploads else [self.uploads],
             enricher=self.enricher,
             cleaner=self.cleaner,
+            cut=cut_signature(self.settings),
         )
 
     @cached_property

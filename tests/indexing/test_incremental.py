@@ -11,6 +11,7 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.indexing import tags
 from shirabe.records import Filters
+from shirabe.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -86,6 +87,26 @@ def test_a_new_way_of_reading_or_cutting_reads_the_files_concerned_again_once(
     }
     assert embedder.passages == embedded  # the same text: its embeddings come from the cache
     assert app.ingest([docs]).counts["unchanged"] == 2
+
+
+def test_a_changed_chunk_size_cuts_unchanged_files_again(
+    home: Path, embedder: MeteredEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    long = "# 規程\n\n" + "".join(f"第{i}条の定めは社内ポータルで確認できる。" for i in range(40))
+    write(docs / "規程.md", long + "\n")
+    write(docs / "経費.txt", EXPENSE)
+    with Shirabe(Settings(home=home), embedder=embedder) as app:
+        app.ingest([docs])
+        before = len(app.store.source_chunks(str(docs / "規程.md")))
+    with Shirabe(Settings(home=home, chunk_size=150), embedder=embedder) as app:
+        again = app.ingest([docs])
+        assert again.counts["updated"] == 2 and again.counts["unchanged"] == 0
+        assert len(app.store.source_chunks(str(docs / "規程.md"))) > before
+        assert app.ingest([docs]).counts["unchanged"] == 2
+    with Shirabe(Settings(home=home), embedder=embedder) as app:  # back to the default
+        assert app.ingest([docs]).counts["updated"] == 2
+        assert len(app.store.source_chunks(str(docs / "規程.md"))) == before
 
 
 def test_modified_file_replaces_its_chunks(app: Shirabe, tmp_path: Path) -> None:

@@ -101,6 +101,7 @@ class Ingestor:
         skip: Sequence[Path] = (),
         enricher: Enricher | None = None,
         cleaner: PageCleaner | None = None,
+        cut: str = "",
     ) -> None:
         self._store = store
         self._chunker = chunker
@@ -117,6 +118,8 @@ class Ingestor:
         self._on_change = on_change or (lambda _action, _key, _detail: None)
         self._enricher = enricher
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
+        if cut:  # files read or cut with other settings (tags.cut_signature): again
+            self._signature += f":{cut}"
         self._cleaner = cleaner
         if enricher is not None:  # files indexed without (or with other) texts: again
             self._signature += f":{enricher.signature}"

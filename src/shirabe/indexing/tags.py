@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from shirabe.records import SourceInfo
+from shirabe.settings import Settings
 
 # Metadata keys the ingest adds to every document.
 CATEGORY = "category"
@@ -33,6 +34,30 @@ CUT_VERSION = "2"
 """How the text of any file is cut into sentences and passages, where that changed since
 (2: a full-width ．between digits is a decimal point, not the end of a sentence); a change
 reads every file again once, like :data:`READ_VERSIONS`."""
+
+
+CUT_SETTINGS = (
+    "chunk_size",
+    "chunk_overlap",
+    "section_summaries",
+    "sentence_vectors",
+    "pooled_chunk_vectors",
+    "ocr",
+    "ocr_languages",
+)
+"""Settings that change what a file's passages or vectors are."""
+
+
+def cut_signature(settings: Settings) -> str:
+    """Those of :data:`CUT_SETTINGS` that differ from their defaults (empty when none do):
+    part of every file's tags version, so a file indexed with other values is read again on
+    the next ingest (``SHIRABE_CHUNK_SIZE=600`` takes effect on unchanged files too)."""
+    fields = Settings.model_fields
+    return ",".join(
+        f"{name}={getattr(settings, name)}"
+        for name in CUT_SETTINGS
+        if getattr(settings, name) != fields[name].default
+    )
 
 
 def tags_version(key: str, signature: str) -> str:
