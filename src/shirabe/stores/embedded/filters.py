@@ -127,10 +127,11 @@ class AllowedIds:
                 read = allowed_ids(conn, filters)
                 found = read if read is not None else np.zeros(0, dtype=np.int64)
                 found.flags.writeable = False
-                with self._lock:
-                    self._kept[key] = found
-                    while len(self._kept) > self._size:
-                        self._kept.popitem(last=False)
+                if began:  # not inside the caller's transaction, which may hold uncommitted rows
+                    with self._lock:
+                        self._kept[key] = found
+                        while len(self._kept) > self._size:
+                            self._kept.popitem(last=False)
         finally:
             if began:
                 conn.execute("COMMIT")
