@@ -3,7 +3,6 @@ found in SQLite before the segments rank anything."""
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 import threading
@@ -26,15 +25,10 @@ def add_regexp(conn: sqlite3.Connection) -> None:
     conn.create_function("regexp", 2, regexp, deterministic=True)
 
 
-def allowed_ids(
-    conn: sqlite3.Connection, filters: Filters | None, among: IdArray | None = None
-) -> IdArray | None:
-    """The ids of the chunks ``filters`` allow (None: no filter, every chunk), only those
-    ``among`` the given ones when there are (candidates to re-score). ``conn`` needs
-    :func:`add_regexp`. The conditions on files are evaluated once per file, not once per
-    chunk (at 10k chunks, once per chunk took 10-13 ms a search and ranker; now under 1 ms)."""
-    if not filters:
-        return None
+def allowed_ids(conn: sqlite3.Connection, filters: Filters) -> IdArray:
+    """The ids of the chunks ``filters`` allow. ``conn`` needs :func:`add_regexp`. The
+    conditions on files are evaluated once per file, not once per chunk (at 10k chunks, once
+    per chunk took 10-13 ms a search and ranker; now under 1 ms)."""
     clauses: list[str] = []
     params: list[str] = []
     if filters.path_glob:
@@ -67,9 +61,6 @@ def allowed_ids(
             "sources s WHERE s.id = c.source_id), ?) = ?)"
         )
         params.extend([f"$.{key}", value, f"$.{key}", value])
-    if among is not None:
-        sql += " AND c.id IN (SELECT value FROM json_each(?))"
-        params.append(json.dumps([int(i) for i in among]))
     ids = conn.execute(sql, params).fetchone()[0]
     return np.fromstring(ids, dtype=np.int64, sep=",") if ids else np.zeros(0, dtype=np.int64)
 
@@ -110,7 +101,8 @@ class AllowedIds:
     def ids(
         self, conn: sqlite3.Connection, filters: Filters | None, among: IdArray | None = None
     ) -> IdArray | None:
-        """As :func:`allowed_ids`; ``among`` is narrowed from the kept ids."""
+        """The ids of the chunks ``filters`` allow (None: no filter, every chunk), only those
+        ``among`` the given ones when there are (candidates to re-score)."""
         if not filters:
             return None
         began = not conn.in_transaction
@@ -124,8 +116,7 @@ class AllowedIds:
                 if found is not None:
                     self._kept.move_to_end(key)
             if found is None:
-                read = allowed_ids(conn, filters)
-                found = read if read is not None else np.zeros(0, dtype=np.int64)
+                found = allowed_ids(conn, filters)
                 found.flags.writeable = False
                 if began:  # not inside the caller's transaction, which may hold uncommitted rows
                     with self._lock:
