@@ -9,7 +9,6 @@ from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.retrieval.protocol import Retriever
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Store
-from shirabe.stores.registry import store_name
 
 
 def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retriever:
@@ -38,5 +37,5 @@ def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retr
         candidates=settings.candidates,
         mmr_lambda=settings.mmr_lambda,
         embedder=embedder,
-        vector_first=store_name(settings) == "embedded",
+        vector_first=store.ranks_in_process,
     )

@@ -51,6 +51,10 @@ class Store(Protocol):
     and the new ones are in, or (on a crash) nothing changed. Searches see whole files only.
     """
 
+    ranks_in_process: bool
+    """True when searches rank in this process (on its cores) rather than in a database
+    server: the hybrid retriever then embeds the query before its rankers run, not beside them."""
+
     def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
         """Record (or check) the model and tokenizer; refuses to mix embedding models.
 

@@ -48,6 +48,8 @@ class EmbeddedStore:
     ingests) is detected and brought up to date by diffing chunk ids.
     """
 
+    ranks_in_process = True
+
     def __init__(
         self,
         home: Path,
@@ -139,13 +141,9 @@ class EmbeddedStore:
         )
         stored_tokenizer = self._meta(conn, "tokenizer")
         with self._write() as w:
-            w.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_model', ?)",
-                (embedding_model,),
-            )
-            w.execute(
-                "INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_dim', ?)",
-                (str(embedding_dim),),
+            w.executemany(
+                "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
+                [("embedding_model", embedding_model), ("embedding_dim", str(embedding_dim))],
             )
             w.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,)
@@ -318,8 +316,7 @@ class EmbeddedStore:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def generation(self) -> int:
-        value = self._meta(self._conn(), "generation")
-        return int(value or 0)
+        return int(self._meta(self._conn(), "generation") or 0)
 
     def is_stale(self) -> bool:
         return self.segments.generation != self.generation()

@@ -54,6 +54,8 @@ INGEST_LOCK = WRITE_LOCK + 1
 class PostgresStore:
     """The store Protocol on PostgreSQL + pgvector (see the module docstring)."""
 
+    ranks_in_process = False  # the lexical search runs in the database, beside the model
+
     def __init__(
         self,
         url: str,
