@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from shirabe.chunking.markdown import MarkdownChunker
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.indexing import tags
-from shirabe.records import Filters
+from shirabe.records import Chunk, Document, Filters
 from shirabe.settings import Settings
 
 pytestmark = pytest.mark.slow
@@ -107,6 +109,33 @@ def test_a_changed_chunk_size_cuts_unchanged_files_again(
     with Shirabe(Settings(home=home), embedder=embedder) as app:  # back to the default
         assert app.ingest([docs]).counts["updated"] == 2
         assert len(app.store.source_chunks(str(docs / "規程.md"))) == before
+
+
+class SentenceChunker(MarkdownChunker):
+    """A custom chunker: one chunk per sentence of the built-in one's chunks."""
+
+    signature = "sentences-v1"
+
+    def chunk(self, document: Document) -> list[Chunk]:
+        cut: list[Chunk] = []
+        for whole in super().chunk(document):
+            for sentence in filter(str.strip, whole.text.split("。")):
+                cut.append(replace(whole, text=f"{sentence}。", position=len(cut)))
+        return cut
+
+
+def test_another_chunker_cuts_unchanged_files_again(
+    home: Path, embedder: MeteredEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    write(docs / "経費.txt", EXPENSE)
+    with Shirabe(Settings(home=home), embedder=embedder) as app:
+        app.ingest([docs])
+        assert len(app.store.source_chunks(str(docs / "経費.txt"))) == 1
+    with Shirabe(Settings(home=home), embedder=embedder, chunker=SentenceChunker()) as app:
+        assert app.ingest([docs]).counts["updated"] == 1
+        assert len(app.store.source_chunks(str(docs / "経費.txt"))) == 2
+        assert app.ingest([docs]).counts["unchanged"] == 1
 
 
 def test_modified_file_replaces_its_chunks(app: Shirabe, tmp_path: Path) -> None:

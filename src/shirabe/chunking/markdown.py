@@ -95,6 +95,8 @@ class MarkdownChunker:
     when it has two or more top-level sections.
     """
 
+    signature = ""  # its settings are part of the ingest's cut signature (indexing.tags)
+
     def __init__(self, *, size: int = 400, overlap: int = 0, summaries: bool = True) -> None:
         if size < 1:
             raise ValueError(f"chunk size must be positive, got {size}")

@@ -120,6 +120,8 @@ class Ingestor:
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
         if cut:  # files read or cut with other settings (tags.cut_signature): again
             self._signature += f":{cut}"
+        if chunker.signature:  # cut by another chunker, or another version of it: again
+            self._signature += f":chunker={chunker.signature}"
         self._cleaner = cleaner
         if enricher is not None:  # files indexed without (or with other) texts: again
             self._signature += f":{enricher.signature}"
