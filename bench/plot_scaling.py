@@ -69,7 +69,7 @@ def main() -> None:
     if not lines:
         raise SystemExit(f"no results under {RESULTS}: run bench/scale.py, bench/postgres.py first")
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    fig, ax = plt.subplots(figsize=(7.5, 5.5), dpi=120)
     for label, colour, style, points in lines:
         xs, ys = zip(*points, strict=True)
         ax.plot(xs, ys, style, color=colour, marker="o", label=label)
@@ -80,7 +80,7 @@ def main() -> None:
     ax.set_ylabel("search p95 with query embedding (ms)")
     ax.set_title(f"Search p95 on 2 cores (shirabe passages: {args.vectors} vectors)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2)  # below
     fig.tight_layout()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(args.out)
