@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from shirabe.embedders.threads import single_threaded_blas
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf
+from shirabe.stores.embedded.filters import contains
 from shirabe.stores.embedded.postings import term_hash
 from shirabe.stores.embedded.segments import (
     IdArray,
@@ -191,6 +192,7 @@ class SegmentIndex:
         """BM25 with collection statistics over all live segments; zero scores are dropped.
 
         ``terms`` are query terms with weights (a plain list weighs each occurrence once).
+        ``allowed``: the sorted ids of the chunks that may be returned (None: every chunk).
         With ``within``, only those chunks are scored, at a cost that grows with their number
         rather than with the index (second-stage re-scoring of candidates).
         """
@@ -229,7 +231,7 @@ class SegmentIndex:
                 ids = np.asarray(seg.chunk_ids)
                 mask = alive & (scores > 0)
             if allowed is not None:
-                mask &= np.isin(ids, allowed)
+                _keep_allowed(mask, ids, allowed)
             results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
@@ -258,7 +260,8 @@ class SegmentIndex:
     ) -> list[ScoredId]:
         """Cosine similarity (vectors are normalised); at sentence level, the best sentence.
 
-        With ``within``, only those chunks are scored (second-stage re-scoring).
+        ``allowed`` as in :meth:`search_lexical`. With ``within``, only those chunks are
+        scored (second-stage re-scoring).
         """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
@@ -283,8 +286,8 @@ class SegmentIndex:
                 scores = seg.to_chunks(level, all_rows)
                 ids = np.asarray(seg.chunk_ids)
                 mask = alive.copy()
-            if allowed is not None:
-                mask &= np.isin(ids, allowed)
+            if allowed is not None and within is not allowed:  # else only allowed ones read
+                _keep_allowed(mask, ids, allowed)
             results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
@@ -420,6 +423,13 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
+
+
+def _keep_allowed(mask: NDArray[np.bool_], ids: IdArray, allowed: IdArray) -> None:
+    """Clears the entries of ``mask`` whose ids are not in ``allowed`` (sorted), looking up
+    only the ids still set."""
+    at = np.flatnonzero(mask)
+    mask[at] = contains(allowed, ids[at])
 
 
 def _max_by_owner(
