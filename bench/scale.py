@@ -1,7 +1,10 @@
 """Scale benchmark: index build, query latency (unfiltered and under access filters) and
 one-file updates of the embedded store at 10k and 100k chunks.
 
-    python bench/scale.py [--sizes 10000 100000] [--embedder random|means|use]
+    python bench/scale.py [--sizes 10000 100000] [--embedder random|means|use] [--searches-only]
+
+``--searches-only`` times the searches again on the index an earlier run of the same size
+left, without rebuilding it, and prints the figures without writing them.
 
 The corpus is synthetic: JSQuAD sentences shuffled into paragraphs, 100 chunks per file. Passage
 vectors are random unit vectors (default, so the figures measure the index, not a model), means
@@ -291,12 +294,33 @@ def run(
     }
 
 
+def searches_only(size: int, embedder: Embedder, questions: list[str]) -> None:
+    """The timed cases again on the index an earlier run of ``size`` left (no rebuild), printed
+    and not written to the results: runs differ by a few ms on a shared machine, so a figure is
+    trusted only when repeated."""
+    work = CACHE / f"scale-{size}"
+    if not (work / "index").is_dir():
+        raise SystemExit(f"no index at {work / 'index'}: run bench/scale.py --sizes {size} first")
+    settings = Settings(
+        home=work / "index", section_summaries=False, access_map=work / "access.yaml"
+    )
+    with Shirabe(settings, embedder=embedder) as app:
+        print(f"{size:>7} chunks searches: {json.dumps(timed_cases(app, questions))}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--embedder", choices=EMBEDDERS, default="random")
+    parser.add_argument(
+        "--searches-only", action="store_true", help="time the searches on the kept indexes"
+    )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()
+    if args.searches_only:
+        for size in args.sizes:
+            searches_only(size, bench_embedder(args.embedder, sentences), questions)
+        return
     results = {}
     for size in args.sizes:
         embedder = bench_embedder(args.embedder, sentences)  # a fresh query cache a size

@@ -95,7 +95,10 @@ class MarkdownChunker:
     when it has two or more top-level sections.
     """
 
-    signature = ""  # its settings are part of the ingest's cut signature (indexing.tags)
+    signature = ""
+    """Empty: built from the settings, its size, overlap and summaries are in the ingest's cut
+    signature (indexing.tags). One built by hand with other values than the settings' is
+    not tracked; give it a signature (a subclass) to have files cut again when they change."""
 
     def __init__(self, *, size: int = 400, overlap: int = 0, summaries: bool = True) -> None:
         if size < 1:

@@ -120,8 +120,10 @@ class Ingestor:
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
         if cut:  # files read or cut with other settings (tags.cut_signature): again
             self._signature += f":{cut}"
-        if chunker.signature:  # cut by another chunker, or another version of it: again
-            self._signature += f":chunker={chunker.signature}"
+        # cut by another chunker, or another version of it: again (one written before
+        # chunkers had a signature has none)
+        if chunked_by := getattr(chunker, "signature", ""):
+            self._signature += f":chunker={chunked_by}"
         self._cleaner = cleaner
         if enricher is not None:  # files indexed without (or with other) texts: again
             self._signature += f":{enricher.signature}"

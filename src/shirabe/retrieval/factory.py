@@ -37,5 +37,6 @@ def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retr
         candidates=settings.candidates,
         mmr_lambda=settings.mmr_lambda,
         embedder=embedder,
-        vector_first=store.ranks_in_process,
+        # a store plugin written before the attribute ranks elsewhere, as PostgreSQL does
+        vector_first=getattr(store, "ranks_in_process", False),
     )

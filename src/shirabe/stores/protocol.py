@@ -53,7 +53,8 @@ class Store(Protocol):
 
     ranks_in_process: bool
     """True when searches rank in this process (on its cores) rather than in a database
-    server: the hybrid retriever then embeds the query before its rankers run, not beside them."""
+    server: the hybrid retriever then embeds the query before its rankers run, not beside them
+    (a store without the attribute is read as False)."""
 
     def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
         """Record (or check) the model and tokenizer; refuses to mix embedding models.
