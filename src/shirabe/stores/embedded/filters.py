@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shirabe.records import Filters
+from shirabe.stores.embedded.schema import read_generation
 from shirabe.stores.embedded.segments import IdArray
 from shirabe.text.globs import glob_regex
 
@@ -126,8 +127,7 @@ class AllowedIds:
         if began:
             conn.execute("BEGIN")
         try:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-            key = (int(row[0]) if row else 0, filter_key(filters))
+            key = (read_generation(conn), filter_key(filters))
             with self._lock:
                 found = self._kept.get(key)
                 if found is not None:

@@ -71,6 +71,17 @@ DATABASE = "index.sqlite3"
 """The database's file name in the index folder."""
 
 
+def meta_value(conn: sqlite3.Connection, key: str) -> str | None:
+    """A value of the index's ``meta`` table (None: not set)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def read_generation(conn: sqlite3.Connection) -> int:
+    """The index's generation: every write to sources or chunks bumps it."""
+    return int(meta_value(conn, "generation") or 0)
+
+
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the migrations the database on ``conn`` (in autocommit mode) has not had yet.
 

@@ -27,7 +27,7 @@ from shirabe.stores.embedded.rows import (
     sentence_json,
     source_from_row,
 )
-from shirabe.stores.embedded.schema import DATABASE, migrate
+from shirabe.stores.embedded.schema import DATABASE, meta_value, migrate, read_generation
 from shirabe.stores.embedded.segments import IdArray, SegmentDoc
 from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
 
@@ -121,16 +121,12 @@ class EmbeddedStore:
         finally:
             conn.execute("COMMIT")
 
-    def _meta(self, conn: sqlite3.Connection, key: str) -> str | None:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
     # identity
 
     def bind(self, *, embedding_model: str, embedding_dim: int, tokenizer: str) -> bool:
         conn = self._conn()
-        stored_model = self._meta(conn, "embedding_model")
-        stored_dim = self._meta(conn, "embedding_dim")
+        stored_model = meta_value(conn, "embedding_model")
+        stored_dim = meta_value(conn, "embedding_dim")
         check_model(
             f"the index in {self.home}",
             stored_model,
@@ -139,7 +135,7 @@ class EmbeddedStore:
             embedding_dim,
             hint="use another --index directory or the same model",
         )
-        stored_tokenizer = self._meta(conn, "tokenizer")
+        stored_tokenizer = meta_value(conn, "tokenizer")
         with self._write() as w:
             w.executemany(
                 "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)",
@@ -316,7 +312,7 @@ class EmbeddedStore:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def generation(self) -> int:
-        return int(self._meta(self._conn(), "generation") or 0)
+        return read_generation(self._conn())
 
     def is_stale(self) -> bool:
         return self.segments.generation != self.generation()
@@ -341,13 +337,13 @@ class EmbeddedStore:
         model, dim = self._model, self._dim
         if model is None or dim is None:
             conn = self._conn()
-            model = self._meta(conn, "embedding_model")
-            stored_dim = self._meta(conn, "embedding_dim")
+            model = meta_value(conn, "embedding_model")
+            stored_dim = meta_value(conn, "embedding_dim")
             if model is None or stored_dim is None:
                 return
             dim = int(stored_dim)
         with self._read() as conn:
-            generation = int(self._meta(conn, "generation") or 0)
+            generation = read_generation(conn)
             live = np.fromiter(
                 (r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")), dtype=np.int64
             )
@@ -477,13 +473,13 @@ class EmbeddedStore:
             )
         ]
         last = self.ingest_runs(1)
-        dim = self._meta(conn, "embedding_dim")
+        dim = meta_value(conn, "embedding_dim")
         size = sum(p.stat().st_size for p in self.home.rglob("*") if p.is_file())
         return IndexStatus(
             files=files,
             chunks=chunks,
             failed=failed,
-            embedding_model=self._meta(conn, "embedding_model"),
+            embedding_model=meta_value(conn, "embedding_model"),
             embedding_dim=None if dim is None else int(dim),
             index_bytes=size,
             last_ingest=last[0] if last else None,
