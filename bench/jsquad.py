@@ -21,9 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import time
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +34,7 @@ from typing import Any
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.records import ScoredId
+from shirabe.records import Answer, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.retrieval.hits import hits_for
 from shirabe.retrieval.hybrid import HybridRetriever
@@ -80,6 +82,77 @@ def write_corpus(data: Mapping[str, Any], folder: Path) -> list[Question]:
                 answers = tuple(dict.fromkeys(x["text"] for x in qa["answers"]))
                 questions.append(Question(qa["id"], qa["question"], rel, answers, half))
     return questions
+
+
+@dataclass
+class Tally:
+    """The answering figures, question by question."""
+
+    contained: int = 0
+    first_contained: int = 0
+    refused: int = 0
+    exact: float = 0.0
+    f1: float = 0.0
+    lines: int = 0
+    other_lines: int = 0
+    refused_without: int = 0
+
+    def add(self, answer: Answer, q: Question, prefix: str) -> bool:
+        """Counts one answer; whether it holds a gold answer."""
+        golds = [nfkc(a) for a in q.answers]
+        ok = not answer.refused and any(a in nfkc(answer.text) for a in golds)
+        first = nfkc(answer.text.split("\n", 1)[0])
+        self.contained += ok
+        self.refused += answer.refused
+        self.first_contained += not answer.refused and any(a in first for a in golds)
+        span = nfkc(short_span(answer))
+        self.exact += max(float(span == a) for a in golds)
+        self.f1 += max(char_f1(span, a) for a in golds)
+        if not answer.refused:
+            cited = {c.number: c.source.removeprefix(prefix) for c in answer.citations}
+            for number in cited_lines(answer.text):
+                self.lines += 1
+                self.other_lines += cited.get(number) != q.paragraph
+        return ok
+
+    def figures(self, n: int, *, without_own: bool) -> dict[str, float]:
+        out = {
+            "containment": self.contained / n,
+            "first_line_containment": self.first_contained / n,
+            "refusal_rate": self.refused / n,
+            "short_exact_match": self.exact / n,
+            "short_char_f1": self.f1 / n,
+            "lines_from_another_paragraph": self.other_lines / max(self.lines, 1),
+        }
+        if without_own:
+            out["refused_without_own_paragraph"] = self.refused_without / n
+        return out
+
+
+def short_span(answer: Answer) -> str:
+    """The answer's short answer, else its first line without citation markers ('' for a
+    refusal): what is scored against the gold span by exact match and character F1."""
+    if answer.refused:
+        return ""
+    if answer.short:
+        return answer.short.rstrip("。").removesuffix("です")
+    return re.sub(r"\[\d+\]", "", answer.text.split("\n", 1)[0])
+
+
+def char_f1(predicted: str, gold: str) -> float:
+    """Character-level F1 (JSQuAD's measure for Japanese), spaces ignored."""
+    p = [ch for ch in predicted if not ch.isspace()]
+    g = [ch for ch in gold if not ch.isspace()]
+    common = sum((Counter(p) & Counter(g)).values())
+    if not p or not g or not common:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def cited_lines(text: str) -> list[int]:
+    """The citation number that closes each cited line of an answer."""
+    return [int(m) for m in re.findall(r"\[(\d+)\]\s*$", text, flags=re.MULTILINE)]
 
 
 def cached_index(file: Path) -> tuple[Path, list[Question], Settings]:
@@ -141,14 +214,42 @@ def fmt(metrics: Mapping[str, float]) -> str:
     return "  ".join(f"{k} {v:.3f}" for k, v in metrics.items())
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--fresh", action="store_true", help="rebuild the index and time it")
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     parser.add_argument("--sweep", action="store_true", help="also print fusion variants")
     parser.add_argument("--database", help="postgresql://… : measure the PostgreSQL store")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--without-own",
+        action="store_true",
+        help="also ask each question over its hits without its own paragraph (unanswerable)",
+    )
+    return parser.parse_args()
+
+
+def timed_ingest(app: Shirabe, embedder: MeteredEmbedder, corpus: Path) -> dict[str, Any]:
+    """Ingests the corpus; its time split into embedding and the rest."""
+    started = time.perf_counter()
+    report = app.ingest([corpus])
+    ingest_seconds = time.perf_counter() - started
+    ingest: dict[str, Any] = {
+        "seconds": round(ingest_seconds, 2),
+        "embedding_seconds": round(embedder.passage_seconds, 2),
+        "other_seconds": round(ingest_seconds - embedder.passage_seconds, 2),
+        "texts_embedded": embedder.passages,
+        "counts": report.counts,
+    }
+    if embedder.passages:
+        ingest["overhead_beyond_embedding"] = round(
+            (ingest_seconds - embedder.passage_seconds) / embedder.passage_seconds, 4
+        )
+    return ingest
+
+
+def main() -> None:
+    args = arguments()
 
     data = json.loads(args.file.read_text(encoding="utf-8"))
     work = CACHE / "jsquad"
@@ -173,20 +274,7 @@ def main() -> None:
         seeded = seed_embeddings(embedded_home, app)
         print(f"embedding cache seeded from {embedded_home}: {seeded} vectors")
 
-    started = time.perf_counter()
-    report = app.ingest([corpus])
-    ingest_seconds = time.perf_counter() - started
-    ingest = {
-        "seconds": round(ingest_seconds, 2),
-        "embedding_seconds": round(embedder.passage_seconds, 2),
-        "other_seconds": round(ingest_seconds - embedder.passage_seconds, 2),
-        "texts_embedded": embedder.passages,
-        "counts": report.counts,
-    }
-    if embedder.passages:
-        ingest["overhead_beyond_embedding"] = round(
-            (ingest_seconds - embedder.passage_seconds) / embedder.passage_seconds, 4
-        )
+    ingest = timed_ingest(app, embedder, corpus)
     print(f"ingest: {ingest}")
     status = app.status()
     print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
@@ -207,7 +295,7 @@ def main() -> None:
     raw: list[dict[str, list[ScoredId]]] = []
     latencies: list[float] = []
     ask_latencies: list[float] = []
-    contained = refused = 0
+    tally = Tally()
     generator = app.generator
     for q in questions:
         t0 = time.perf_counter()
@@ -221,11 +309,11 @@ def main() -> None:
         latencies.append(t1 - t0)
         ask_latencies.append(t2 - t0)
         raw.append(rankings)
-        text = nfkc(answer.text)
-        ok = not answer.refused and any(nfkc(a) in text for a in q.answers)
         assert len(answer.text) <= settings.answer_max_chars, answer.text
-        contained += ok
-        refused += answer.refused
+        ok = tally.add(answer, q, prefix)
+        if args.without_own:
+            kept = [h for h in hits if h.chunk.source.removeprefix(prefix) != q.paragraph]
+            tally.refused_without += generator.generate(query, kept[: settings.top_k]).refused
         per_question.append(
             {
                 "id": q.qid,
@@ -233,6 +321,7 @@ def main() -> None:
                 "answer": answer.text,
                 "contained": ok,
                 "refused": answer.refused,
+                "confidence": answer.confidence,
             }
         )
 
@@ -258,10 +347,7 @@ def main() -> None:
         results["rrf k=60, all signals"] = evaluate(lambda p: reciprocal_rank_fusion(p, k=60))
         results["convex, all signals"] = evaluate(convex_fusion)
         results["zscore, bm25+dense chunk"] = evaluate(only("bm25", "dense"))
-    answering = {
-        "containment": contained / len(questions),
-        "refusal_rate": refused / len(questions),
-    }
+    answering = tally.figures(len(questions), without_own=args.without_own)
     latency = {
         "search_p50_ms": 1000 * percentile(latencies, 50),
         "search_p95_ms": 1000 * percentile(latencies, 95),

@@ -144,6 +144,12 @@ class Answer:
     """The question as searched when a conversation made it standalone (a follow-up)."""
     short: str | None = None
     """The asked amount or quantity alone (``約9.2kgです。``), when the answer opens with it."""
+    confidence: float | None = None
+    """The calibrated probability that the passages answer the question (the learned answer
+    stage), whether or not it refused; None when no model decided."""
+    confidence_factors: list[tuple[str, float]] = field(default_factory=list)
+    """The features that moved ``confidence`` most, with how much (log-odds), largest
+    first."""
 
 
 FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]
@@ -283,6 +289,11 @@ def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
         "refused": answer.refused,
         "refusal_reason": answer.refusal_reason,
         "refusal_code": answer.refusal_code,
+        "confidence": answer.confidence,
+        "confidence_factors": [
+            {"feature": name, "effect": round(effect, 4)}
+            for name, effect in answer.confidence_factors
+        ],
         "standalone": answer.standalone,
         "mode": answer.mode,
         "citations": [citation_json(c, show_path) for c in answer.citations],

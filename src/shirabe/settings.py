@@ -155,6 +155,19 @@ class Settings(BaseSettings):
         description="The same, for questions naming a code no document contains "
         "(default: calibrated for the embedder).",
     )
+    answer_model: Path | None = Field(
+        default=None,
+        description="The learned answer model file (default: the one shipped with shirabe; "
+        "`shirabe answerer train` makes one).",
+    )
+    answer_threshold: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Refuse when the calibrated probability that the passages answer the "
+        "question is below this (default: the model file's, chosen for at most 3% of "
+        "answerable development questions refused).",
+    )
 
     # language model (OpenAI-compatible Chat Completions)
     generator: str = Field(

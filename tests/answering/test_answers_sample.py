@@ -147,3 +147,25 @@ def test_a_refusal_says_nothing_of_documents_the_asker_may_not_read(
     assert hidden.refusal_code == nowhere.refusal_code
     assert nowhere.refusal_reason is not None
     assert hidden.refusal_reason == nowhere.refusal_reason.replace("2099-0999", "2024-0004")
+
+
+def test_a_follow_up_answers_from_the_record_asked_only(sample_app: Shirabe) -> None:
+    """再発防止策は？ after INC-2024-0004's cause: that incident's measure, and not the next
+    incident's (同時接続数の上限を600に増強 is INC-2024-0003's)."""
+    first = sample_app.ask("INC-2024-0004の原因は何ですか？")
+    assert "証明書" in first.text
+    follow = sample_app.ask("再発防止策は？", history=[Turn(first.question, first.text)])
+    assert not follow.refused, follow.refusal_reason
+    assert "証明書管理台帳" in follow.text
+    assert "600" not in follow.text
+    sources = {(c.source, c.heading_path) for c in follow.citations}
+    assert len(sources) == 1 and "INC-2024-0004" in next(iter(sources))[1][-1]
+
+
+def test_every_answer_carries_its_probability(sample_app: Shirabe) -> None:
+    answered = sample_app.ask("INC-2024-0004の原因は何ですか？")
+    refused = sample_app.ask("AQ-300の1か月の電気代はいくらですか？")
+    assert answered.confidence is not None and refused.confidence is not None
+    assert answered.confidence > refused.confidence
+    assert answer_json(answered)["confidence"] == answered.confidence
+    assert answered.confidence_factors  # what moved it, for --explain

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from shirabe.answering import asking, compound_nouns, fit, mentions, showing, tables
+from shirabe.answering import asking, compound_nouns, fit, mentions, showing, stage, tables
 from shirabe.answering.context import (
     Candidate,
     absent,
@@ -21,6 +23,7 @@ from shirabe.answering.context import (
     restates,
 )
 from shirabe.answering.instructions import is_instruction
+from shirabe.answering.learned import AnswerModel
 from shirabe.answering.refusal import refusal
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
 from shirabe.indexing.passages import embedding_key, own_vectors, sentence_embedding_text
@@ -51,6 +54,18 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 1)] + "…"
+
+
+def _same_section(chunk: Chunk, other: Chunk) -> bool:
+    """Two passages of one section of one file (not rows: each row is a record of its own)."""
+    return (
+        chunk.source == other.source
+        and chunk.heading_path == other.heading_path
+        and not _is_record(chunk)
+        and not _is_record(other)
+        and not chunk.is_summary
+        and not other.is_summary
+    )
 
 
 def _is_record(chunk: Chunk) -> bool:
@@ -106,6 +121,18 @@ def evidence(hits: Sequence[Hit]) -> float | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the answerer made of the passages: the candidates ranked best first, why none
+    answers (None when one does), and the probability that one does (None without a
+    learned model)."""
+
+    ranked: list[Candidate]
+    why: tuple[RefusalCode, str] | None
+    probability: float | None = None
+    judgement: stage.Judgement | None = None
+
+
 class ExtractiveGenerator:
     """Picks sentences by query-term coverage, sentence similarity and the hit's rank."""
 
@@ -123,6 +150,9 @@ class ExtractiveGenerator:
         lexical_weight: float = 1.0,
         dense_weight: float = 1.0,
         rank_weight: float = 0.5,
+        model: AnswerModel | None = None,
+        answer_threshold: float | None = None,
+        rules: bool = True,
     ) -> None:
         self._store = store
         self._embedder_name = embedder_name
@@ -133,6 +163,13 @@ class ExtractiveGenerator:
         )
         self._from_hits = from_hits
         self._weights = (lexical_weight, dense_weight, rank_weight)
+        self._model = model
+        self._answer_threshold = (
+            answer_threshold
+            if answer_threshold is not None
+            else (model.threshold if model is not None else 0.0)
+        )
+        self._rules = rules
 
     def refuse(
         self, query: Query, hits: list[Hit], why: tuple[RefusalCode, str] | None = None
@@ -228,25 +265,61 @@ class ExtractiveGenerator:
             return True
         return score < self._unknown_threshold and bool(self.unknown_codes(query, hits))
 
+    def decide(self, query: Query, hits: list[Hit]) -> Decision:
+        """The candidates ranked best first, with why none answers (None when one does) and,
+        with a learned model, the probability that one does."""
+        if self._model is None:
+            return self._decide_by_rules(query, hits)
+        if not hits:
+            return Decision([], self.gate_reason(query, hits))
+        candidates = self.candidates(query, hits)
+        if not candidates:
+            return Decision([], self.gate_reason(query, hits), 0.0)
+        judgement = stage.judge(self._model, query, hits, candidates)
+        probability = judgement.probability
+        unknown = self.unknown_codes(query, hits)
+        if unknown:
+            # A code that no retrieved passage names: the training questions (Wikipedia)
+            # hardly ever name codes, so the model has not learned what their absence means.
+            why = ("unknown", _quoted(query.text, unknown) + "についての記載が見つかりません")
+            return Decision(judgement.ranked, cast(tuple[RefusalCode, str], why), probability)
+        if probability < self._answer_threshold:
+            why = stage.reason(judgement)
+            return Decision(judgement.ranked, why, probability, judgement)
+        ranked = judgement.ranked
+        if self._rules:
+            ranked, found = self.answering(query, hits, ranked)
+            if found:
+                return Decision(ranked, found, probability, judgement)
+        return Decision(ranked, None, probability, judgement)
+
+    def _decide_by_rules(self, query: Query, hits: list[Hit]) -> Decision:
+        if self.should_refuse(query, hits):
+            return Decision([], self.gate_reason(query, hits))
+        ranked = self.score(self.candidates(query, hits), hits)
+        if not ranked:
+            return Decision([], self.gate_reason(query, hits))
+        ranked, why = self.answering(query, hits, ranked)
+        return Decision(ranked, why)
+
     def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         """Why the passages cannot answer, as :meth:`generate` would refuse; None when a
         sentence answers (the gate of a chat model, which then writes the answer)."""
-        if self.should_refuse(query, hits):
-            return self.gate_reason(query, hits)
-        ranked = self.score(self.candidates(query, hits), hits)
-        if not ranked:
-            return self.gate_reason(query, hits)
-        return self.answering(query, hits, ranked)[1]
+        return self.decide(query, hits).why
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
-        if self.should_refuse(query, hits):
-            return self.refuse(query, hits)
-        ranked = self.score(self.candidates(query, hits), hits)
-        if not ranked:
-            return self.refuse(query, hits)
-        ranked, why = self.answering(query, hits, ranked)
-        if why:
-            return self.refuse(query, hits, why)
+        decision = self.decide(query, hits)
+        if decision.why or not decision.ranked:
+            answer = self.refuse(query, hits, decision.why)
+        else:
+            answer = self._written(query, hits, decision.ranked)
+        answer.confidence = decision.probability
+        if self._model is not None and decision.judgement is not None:
+            answer.confidence_factors = self._model.explain(decision.judgement.question_row)
+        return answer
+
+    def _written(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
+        """The answer quoted from the candidates ranked best first."""
         if ranked[0].hit_index >= self._from_hits:  # the answer lies deeper: take it alone
             ranked = ranked[:1]
         else:
@@ -284,10 +357,20 @@ class ExtractiveGenerator:
         降らない場合がある。 for …場合をなんという) comes with the sentence that says what it
         leaves out (:func:`shirabe.answering.showing.companion`): the one after it that goes
         on about it (このような梅雨のことを空梅雨という。), else the one before it that names
-        its topic."""
+        its topic.
+
+        Every line comes from the best sentence's passage, or from a passage of the same
+        file and section: a line of another record (the next incident's measure, another
+        product's price) is never added beside the answer."""
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
-        rest = ranked[1:]
+        home = hits[ranked[0].hit_index].chunk
+        rest = [
+            c
+            for c in ranked[1:]
+            if c.hit_index == ranked[0].hit_index
+            or _same_section(hits[c.hit_index].chunk, home)
+        ]
         if echoes(query, ranked[0].text):
             told = showing.companion(ranked[0], ranked)
             rest = [*told, *(c for c in rest if not any(c is t for t in told))]

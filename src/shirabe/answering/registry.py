@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shirabe.answering.extractive import ExtractiveGenerator
+from shirabe.answering.learned import load_model
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.prompting import Neighbours
 from shirabe.answering.protocol import Generator
@@ -129,6 +130,8 @@ def extractive(settings: Settings, store: Store, embedder: Embedder) -> Extracti
         max_chars=settings.answer_max_chars,
         threshold=low,
         unknown_term_threshold=high,
+        model=load_model(settings.answer_model),
+        answer_threshold=settings.answer_threshold,
     )
 
 

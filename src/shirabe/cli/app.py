@@ -8,7 +8,17 @@ import sys
 
 import typer
 
-from shirabe.cli import accounts, answers, enrich, evaluate, feedback, index, serve, watch
+from shirabe.cli import (
+    accounts,
+    answerer,
+    answers,
+    enrich,
+    evaluate,
+    feedback,
+    index,
+    serve,
+    watch,
+)
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -46,7 +56,10 @@ feedback_app.command("list")(feedback.feedback_list)
 feedback_app.command("export")(feedback.feedback_export)
 app.add_typer(users_app, name="users")
 app.add_typer(tokens_app, name="tokens")
+answerer_app = typer.Typer(help="The learned answer stage: retrain it and compare.")
+answerer_app.command("train")(answerer.answerer_train)
 app.add_typer(feedback_app, name="feedback")
+app.add_typer(answerer_app, name="answerer")
 
 
 def main() -> None:

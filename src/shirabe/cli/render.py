@@ -62,6 +62,10 @@ def print_answer(answer: Answer, *, explain: bool, text: bool = True) -> None:
             out.print(f"  [cyan]\\[{c.number}][/] {escape(citation_label(c))}")
     if explain:
         out.print()
+        if answer.confidence is not None:
+            out.print(f"[dim]答えが文書にある確率: {answer.confidence:.0%}[/]")
+            for name, effect in answer.confidence_factors:
+                out.print(f"[dim]  {escape(name)} {effect:+.2f}[/]")
         for search in answer.searches:
             out.print(f"[dim]検索: {escape(search)}[/]")
         print_hits(answer.hits, explain=True)

@@ -104,7 +104,8 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
         ] = None,
     ) -> dict[str, Any]:
         """ドキュメントから質問に答える。回答と番号付きの出典を返し、ドキュメントに書かれていなければ
-        refused: true と理由を返す（推測では答えない）。"""
+        refused: true と理由を返す（推測では答えない）。confidence は文書が質問に答えている確率
+        （0〜1）。"""
         who = caller(ctx)
         turns = [
             Turn(
@@ -121,6 +122,7 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
             "answer": answer.text,
             "refused": answer.refused,
             "refusal_reason": answer.refusal_reason,
+            "confidence": answer.confidence,
             "standalone": answer.standalone,
             "mode": answer.mode,
             "citations": [_citation(c, server, ids) for c in answer.citations],

@@ -1,0 +1,132 @@
+"""Train the learned answer stage on JaQuAD, choose its threshold on JSQuAD valid, report.
+
+    python bench/answerer.py [--every N] [--out FILE] [--refresh]
+
+- Training data: JaQuAD train (``../shared/data/jaquad/train.json``), the articles whose number
+  is a multiple of ``--every`` (5: 138 articles, about 6,300 questions), indexed as one
+  Markdown file per paragraph in bench/.cache/jaquad (the embedding cache makes re-runs cheap).
+- Development data: JSQuAD valid, the index bench/jsquad.py keeps. The refusal threshold is
+  chosen there (at most 3% of its answerable questions refused); every JSQuAD figure printed
+  is therefore a development figure, not a held-out one.
+- Held-out check: the JaQuAD articles not trained on (number ≡ 1 mod ``--every``) are asked over
+  their own index when ``--heldout`` is given (it is indexed too, so it costs an ingest).
+
+Each question is asked as it is and without its own paragraph (NoMIRACL's unanswerable
+questions). The collected features are cached in bench/.cache/answerer (``--refresh`` reads
+them again). Results go to bench/results/answerer.json; the model to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from shirabe.answering.learned import read_model, write_model
+from shirabe.engine import Shirabe
+from shirabe.evaluation import training
+from shirabe.evaluation.squad import read_squad, write_corpus
+from shirabe.settings import Settings
+
+from common import CACHE, ROOT, SHARED, revision, write_result
+
+JAQUAD = SHARED / "data" / "jaquad" / "train.json"
+JSQUAD = SHARED / "data" / "jsquad" / "valid-v1.3.json"
+MODEL = ROOT / "src" / "shirabe" / "answering" / "model" / "answerer.json.gz"
+MAX_FALSE_REFUSALS = 0.03
+
+
+def progress(label: str) -> Callable[[int, int], None]:
+    started = time.perf_counter()
+
+    def show(done: int, total: int) -> None:
+        if done % 200 == 0 or done == total:
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            print(f"\r{label}: {done}/{total} ({rate:.1f}/s)", end="", file=sys.stderr)
+            if done == total:
+                print(file=sys.stderr)
+
+    return show
+
+
+def examples_of(
+    name: str, file: Path, keep: Callable[[int], bool], refresh: bool
+) -> list[training.Example]:
+    cached = CACHE / "answerer" / f"{name}.pkl"
+    if cached.exists() and not refresh:
+        with cached.open("rb") as f:
+            loaded: list[training.Example] = pickle.load(f)
+        for e in loaded:  # examples cached before a field was added
+            for name, default in (("verdict", None), ("swapped", "")):
+                if not hasattr(e, name):
+                    setattr(e, name, default)
+        return loaded
+    corpus = CACHE / name / "corpus"
+    questions = write_corpus(read_squad(file), corpus, keep=keep)
+    settings = Settings()
+    settings = settings.model_copy(update={"home": CACHE / name / f"index-{settings.embedder}"})
+    with Shirabe(settings) as app:
+        report = app.ingest([corpus])
+        print(f"{name}: {report.counts}", file=sys.stderr)
+        prefix = str(corpus.resolve()) + "/"
+        found = training.collect(app, questions, prefix, progress=progress(name), keep_lines=True)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    with cached.open("wb") as f:
+        pickle.dump(found, f)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--every", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument("--refresh", action="store_true")
+    parser.add_argument("--heldout", action="store_true")
+    args = parser.parse_args()
+
+    every = args.every
+    train = examples_of("jaquad", JAQUAD, lambda a: a % every == 0, args.refresh)
+    dev = examples_of("jsquad", JSQUAD, lambda _a: True, args.refresh)
+    started = time.perf_counter()
+    data = f"JaQuAD v0.1.0 train, articles a % {every} == 0 ({len(train) // 2} questions)"
+    trained = training.fit(train, data=data)
+    spec = trained.spec
+    tmp = CACHE / "answerer" / "candidate.json.gz"
+    write_model(tmp, spec)
+    model = read_model(tmp)
+    dev_own = [e for e in dev if e.own and not e.swapped]
+    threshold = training.choose_threshold(
+        training.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
+    )
+    spec["threshold"] = threshold
+    spec["meta"]["threshold_chosen_on"] = (
+        f"JSQuAD v1.3 valid: at most {MAX_FALSE_REFUSALS:.0%} of its answerable questions refused"
+    )
+    spec["meta"]["commit"] = revision()
+    write_model(args.out, spec)
+    model = read_model(args.out)
+    seconds = time.perf_counter() - started
+    result: dict[str, Any] = {
+        "commit": revision(),
+        "training_seconds": round(seconds, 1),
+        "model_bytes": args.out.stat().st_size,
+        "threshold": threshold,
+        "oof_auc_train": trained.report["oof_auc"],
+        "jsquad_dev": training.evaluate(model, dev, threshold),
+        "line_importance": trained.report["line_importance"][:15],
+        "question_importance": trained.report["question_importance"][:15],
+    }
+    if args.heldout:
+        held = examples_of("jaquad-heldout", JAQUAD, lambda a: a % every == 1, args.refresh)
+        result["jaquad_heldout"] = training.evaluate(model, held, threshold)
+    for key, value in result.items():
+        print(f"{key}: {value}")
+    print(f"wrote {write_result('answerer', result)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""SQuAD-format question sets as a folder of documents and their questions.
+
+Every paragraph becomes one Markdown file (the article's title as its heading), so that a set
+such as JSQuAD or JaQuAD goes through the same loading, cutting and indexing as a company's
+folder. Each question keeps the file of its own paragraph, to score retrieval against and to
+make unanswerable examples by leaving that paragraph out of what is retrieved.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shirabe.errors import ShirabeError
+
+
+class SquadError(ShirabeError):
+    """A SQuAD-format file that cannot be read; the message names the file and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class SquadQuestion:
+    qid: str
+    text: str
+    paragraph: str
+    """The paragraph's file, relative to the corpus folder (``A/003/0012.md``)."""
+    answers: tuple[str, ...]
+    half: str
+    """``A`` for even-numbered articles, ``B`` for odd ones: two halves that share no article."""
+    article: int
+
+
+def nfkc(text: str) -> str:
+    return unicodedata.normalize("NFKC", text)
+
+
+def read_squad(path: Path) -> dict[str, Any]:
+    """The parsed file; an error naming the file when it is not SQuAD-format JSON."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise SquadError(f"{path}: not a readable SQuAD-format JSON file ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise SquadError(f"{path}: no 'data' list of articles (SQuAD format)")
+    return data
+
+
+def write_corpus(
+    data: Mapping[str, Any],
+    folder: Path,
+    *,
+    keep: Callable[[int], bool] = lambda _a: True,
+) -> list[SquadQuestion]:
+    """One Markdown file per paragraph of the articles ``keep`` accepts (by article number),
+    written only when missing or different; the questions of those paragraphs."""
+    questions: list[SquadQuestion] = []
+    for a, article in enumerate(data["data"]):
+        if not keep(a):
+            continue
+        half = "A" if a % 2 == 0 else "B"
+        title = str(article.get("title", "")).strip() or f"article {a}"
+        for p, para in enumerate(article["paragraphs"]):
+            context = para["context"]
+            body = context.split(" [SEP] ", 1)[1] if " [SEP] " in context else context
+            rel = f"{half}/{a:03d}/{p:04d}.md"
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = f"# {title}\n\n{body}\n"
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
+            for qa in para["qas"]:
+                answers = tuple(dict.fromkeys(x["text"] for x in qa.get("answers", [])))
+                if not answers:
+                    continue
+                questions.append(SquadQuestion(qa["id"], qa["question"], rel, answers, half, a))
+    return questions

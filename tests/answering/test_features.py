@@ -1,0 +1,160 @@
+"""Candidate features: hand-computed values for small questions and lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from shirabe.answering import features
+from shirabe.answering.features import (
+    LINE_FEATURES,
+    QUESTION_FEATURES,
+    Line,
+    Term,
+    covered_weight,
+    line_features,
+    question,
+    question_features,
+    question_terms,
+    weight_of,
+)
+from shirabe.evaluation.training import _auc, choose_threshold
+
+NOUN = ("名詞", "普通名詞", "一般", "*", "*", "*")
+PROPER = ("名詞", "固有名詞", "一般", "*", "*", "*")
+NUMERAL = ("名詞", "数詞", "*", "*", "*", "*")
+VERB = ("動詞", "一般", "*", "*", "*", "*")
+AUX_VERB = ("動詞", "非自立可能", "*", "*", "*", "*")
+PARTICLE = ("助詞", "格助詞", "*", "*", "*", "*")
+
+
+@pytest.mark.parametrize(
+    ("word", "weight"),
+    [
+        (("AQ-300", "AQ-300", NOUN), 3.0),  # a code, whatever its part of speech
+        (("札幌", "札幌", PROPER), 3.0),
+        (("3", "3", NUMERAL), 2.0),
+        (("容量", "容量", NOUN), 2.0),
+        (("水", "水", NOUN), 1.0),  # one character says less
+        (("入る", "入る", VERB), 1.0),
+        (("する", "する", AUX_VERB), 0.0),
+        (("の", "の", PARTICLE), 0.0),
+        (("何", "何", ("代名詞", "*", "*", "*", "*", "*")), 0.0),
+        (("場合", "場合", NOUN), 0.0),  # holds a place, names nothing
+    ],
+)
+def test_weight_of_a_word(word: features.Word, weight: float) -> None:
+    assert weight_of(word) == weight
+
+
+def test_question_terms_are_folded_and_kept_once_at_their_highest_weight() -> None:
+    words = [
+        ("ＡＱ-300", "AQ-300", NOUN),
+        ("の", "の", PARTICLE),
+        ("容量", "容量", NOUN),
+        ("容量", "容量", NOUN),
+        ("は", "は", PARTICLE),
+    ]
+    assert question_terms(words) == [Term("aq-300", 3.0, code=True), Term("容量", 2.0)]
+
+
+def test_covered_weight() -> None:
+    terms = [Term("aq-300", 3.0, code=True), Term("容量", 2.0), Term("入る", 1.0)]
+    assert covered_weight(terms, "aq-300の仕様") == pytest.approx(3 / 6)
+    assert covered_weight(terms, "容量に入る") == pytest.approx(3 / 6)
+    assert covered_weight(terms, "") == 0.0
+    assert covered_weight([], "何でも") == 0.0
+
+
+def _line(text: str, **kw: object) -> Line:
+    base: dict[str, object] = {
+        "text": text,
+        "order": 0,
+        "lines": 2,
+        "hit_index": 0,
+        "passage": text,
+        "headings": "",
+        "before": "",
+        "is_record": False,
+        "is_summary": False,
+        "ranks": {"bm25": 1, "dense": 2},
+        "scores": {"bm25": 10.0, "dense": 0.9, "dense_sentence": 0.92},
+        "fused": 2.0,
+        "dense": 0.9,
+        "lexical": 0.5,
+    }
+    base.update(kw)
+    return Line(**base)  # type: ignore[arg-type]
+
+
+def test_line_features_by_hand() -> None:
+    words = [("AQ-300", "AQ-300", NOUN), ("重さ", "重さ", NOUN), ("は", "は", PARTICLE)]
+    q = question("AQ-300の重さは何kgですか", words)
+    first = _line("質量: 約9.2kg", passage="型番: AQ-300\n質量: 約9.2kg", order=1)
+    second = _line(
+        "電源は100V",
+        hit_index=1,
+        fused=1.0,
+        dense=0.8,
+        lexical=0.25,
+        ranks={"dense": 1},
+        scores={"bm25": 5.0, "dense": 0.85},
+    )
+    peers = [first, second]
+    got = dict(zip(LINE_FEATURES, line_features(q, first, peers), strict=True))
+    assert got["hit_index"] == 0.0
+    assert got["fused_ratio"] == 1.0
+    assert got["rank_bm25"] == 1.0 and got["rank_bm25_sentence"] == features.MISSING_RANK
+    assert got["bm25_ratio"] == 1.0
+    assert got["dense_gap"] == 0.0 and got["dense_rank"] == 0.0
+    assert got["cover_line"] == 0.0  # neither AQ-300 nor 重さ is in 質量: 約9.2kg
+    assert got["cover_passage"] == pytest.approx(3 / 5)
+    assert got["uncovered_weight"] == 2.0  # 重さ
+    assert got["codes_asked"] == 1.0 and got["codes_missing"] == 0.0
+    assert got["asks_number"] == 1.0 and got["asks_none"] == 0.0
+    assert got["holds_kind"] == 1.0 and got["has_number"] == 1.0
+    assert got["is_field"] == 1.0 and got["field_named"] == 0.0
+    assert got["order_share"] == 1.0
+    other = dict(zip(LINE_FEATURES, line_features(q, second, peers), strict=True))
+    assert other["fused_ratio"] == 0.5 and other["bm25_ratio"] == 0.5
+    assert other["dense_gap"] == pytest.approx(0.1) and other["dense_rank"] == 1.0
+    assert other["lexical_gap"] == 0.25 and other["lexical_rank"] == 1.0
+    assert other["codes_missing"] == 1.0 and other["holds_kind"] == 0.0
+    assert other["uncovered_weight"] == 5.0
+
+
+def test_question_features_by_hand() -> None:
+    words = [("札幌", "札幌", PROPER), ("人口", "人口", NOUN)]
+    q = question("札幌の人口は？", words)
+    lines = [_line("札幌の人口は約197万人。"), _line("函館は港町。", hit_index=1)]
+    rows = [line_features(q, x, lines) for x in lines]
+    got = dict(zip(QUESTION_FEATURES, question_features(q, rows, [0.2, 0.7]), strict=True))
+    assert got["best"] == 0.7 and got["second"] == 0.2 and got["margin"] == pytest.approx(0.5)
+    assert got["best_hit_index"] == 1.0
+    assert got["mass_top3"] == pytest.approx(0.9)
+    assert got["best_cover_line"] == 0.0 and got["max_cover_all"] == 1.0
+    assert got["min_uncovered"] == 0.0 and got["best_uncovered"] == 5.0
+    assert got["top_dense_sentence"] == 0.92
+    assert got["question_weight"] == 5.0 and got["candidates"] == 2.0
+    empty = dict(zip(QUESTION_FEATURES, question_features(q, [], []), strict=True))
+    assert empty["best"] == 0.0 and empty["min_uncovered"] == 5.0 and empty["candidates"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("values", "rate", "threshold"),
+    [
+        ([0.1, 0.5, 0.6, 0.7, 0.9], 0.2, 0.5),  # one of five may fall: 0.1
+        ([0.1, 0.5, 0.6, 0.7, 0.9], 0.0, 0.1),
+        ([0.1234, 0.9], 0.5, 0.9),
+        ([], 0.03, 0.0),
+    ],
+)
+def test_choose_threshold(values: list[float], rate: float, threshold: float) -> None:
+    assert choose_threshold(values, rate) == threshold
+    assert sum(v < threshold for v in values) <= rate * len(values)
+
+
+def test_auc_by_hand() -> None:
+    import numpy as np
+
+    assert _auc(np.asarray([0.1, 0.4, 0.35, 0.8]), np.asarray([0, 0, 1, 1])) == 0.75
+    assert _auc(np.asarray([0.5, 0.5]), np.asarray([0, 1])) == 0.5
