@@ -3,11 +3,16 @@
     python bench/answerer.py [--every N] [--out FILE] [--refresh]
 
 - Training data: JaQuAD train (``../shared/data/jaquad/train.json``), the articles whose number
-  is a multiple of ``--every`` (5: 138 articles, about 6,300 questions), indexed as one
-  Markdown file per paragraph in bench/.cache/jaquad (the embedding cache makes re-runs cheap).
+  is a multiple of ``--every`` (5: 139 articles, 5,446 questions), indexed as one Markdown
+  file per paragraph in bench/.cache/jaquad (the embedding cache makes re-runs cheap); and the
+  company-style cases of eval/near_miss.yaml, eval/sample_docs.yaml (over sample_docs/) and
+  eval/near_miss_city.yaml (over its city office pages), each counted ``CASE_WEIGHT`` times.
+  Figures on those sets for the model shipped are therefore training figures; held-out ones
+  come from models trained with the cases of the other corpus only (see README).
 - Development data: JSQuAD valid, the index bench/jsquad.py keeps. The refusal threshold is
-  chosen there (at most 3% of its answerable questions refused); every JSQuAD figure printed
-  is therefore a development figure, not a held-out one.
+  chosen there (at most 1% of its answerable questions refused by the stage), and the short
+  answer's span threshold too (the best character F1); every JSQuAD figure printed is
+  therefore a development figure, not a held-out one.
 - Held-out check: the JaQuAD articles not trained on (number ≡ 1 mod ``--every``) are asked over
   their own index when ``--heldout`` is given (it is indexed too, so it costs an ingest).
 
@@ -27,17 +32,26 @@ from pathlib import Path
 from typing import Any
 
 from shirabe.answering.learned import read_model, write_model
+from shirabe.answering.spans import SPAN_FEATURES
 from shirabe.engine import Shirabe
-from shirabe.evaluation import training
+from shirabe.evaluation import span_training, training
+from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.squad import read_squad, write_corpus
 from shirabe.settings import Settings
+from shirabe.tokenizers.registry import make_tokenizer
 
 from common import CACHE, ROOT, SHARED, revision, write_result
 
 JAQUAD = SHARED / "data" / "jaquad" / "train.json"
 JSQUAD = SHARED / "data" / "jsquad" / "valid-v1.3.json"
 MODEL = ROOT / "src" / "shirabe" / "answering" / "model" / "answerer.json.gz"
-MAX_FALSE_REFUSALS = 0.03
+MAX_FALSE_REFUSALS = 0.01
+CASE_WEIGHT = 10
+"""How many times each company-style case counts against one JaQuAD question."""
+CASE_SETS = {
+    "sample_docs": ("sample_docs", ["near_miss.yaml", "sample_docs.yaml"]),
+    "city_office": ("eval/corpora/city_office", ["near_miss_city.yaml"]),
+}
 
 
 def progress(label: str) -> Callable[[int, int], None]:
@@ -61,9 +75,9 @@ def examples_of(
         with cached.open("rb") as f:
             loaded: list[training.Example] = pickle.load(f)
         for e in loaded:  # examples cached before a field was added
-            for name, default in (("verdict", None), ("swapped", "")):
-                if not hasattr(e, name):
-                    setattr(e, name, default)
+            for field, default in (("verdict", None), ("swapped", "")):
+                if not hasattr(e, field):
+                    setattr(e, field, default)
         return loaded
     corpus = CACHE / name / "corpus"
     questions = write_corpus(read_squad(file), corpus, keep=keep)
@@ -80,19 +94,50 @@ def examples_of(
     return found
 
 
+def case_examples_of(refresh: bool) -> dict[str, list[training.Example]]:
+    """The examples of the company-style eval cases, by corpus, each over its own index."""
+    cached = CACHE / "answerer" / "cases.pkl"
+    if cached.exists() and not refresh:
+        with cached.open("rb") as f:
+            loaded: dict[str, list[training.Example]] = pickle.load(f)
+        return loaded
+    found: dict[str, list[training.Example]] = {}
+    for corpus, (folder, names) in CASE_SETS.items():
+        settings = Settings().model_copy(update={"home": CACHE / "answerer" / f"index-{corpus}"})
+        with Shirabe(settings) as app:
+            app.ingest([ROOT / folder])
+            cases = [c for n in names for c in load_cases(ROOT / "eval" / n) if not c.dialogue]
+            found[corpus], _unused = training.case_examples(app, cases)
+    with cached.open("wb") as f:
+        pickle.dump(found, f)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--refresh", action="store_true")
     parser.add_argument("--heldout", action="store_true")
+    parser.add_argument(
+        "--no-near-misses", action="store_true", help="train without the made near misses"
+    )
     args = parser.parse_args()
 
     every = args.every
     train = examples_of("jaquad", JAQUAD, lambda a: a % every == 0, args.refresh)
     dev = examples_of("jsquad", JSQUAD, lambda _a: True, args.refresh)
+    if args.no_near_misses:
+        train = [e for e in train if not e.swapped]
+    cases = case_examples_of(args.refresh)
+    for found in cases.values():
+        train = train + found * CASE_WEIGHT
     started = time.perf_counter()
-    data = f"JaQuAD v0.1.0 train, articles a % {every} == 0 ({len(train) // 2} questions)"
+    data = (
+        f"JaQuAD v0.1.0 train, articles a % {every} == 0; the cases of "
+        + ", ".join(n for _f, names in CASE_SETS.values() for n in names)
+        + f" (each counted {CASE_WEIGHT} times)"
+    )
     trained = training.fit(train, data=data)
     spec = trained.spec
     tmp = CACHE / "answerer" / "candidate.json.gz"
@@ -103,6 +148,20 @@ def main() -> None:
         training.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
+    words_of = make_tokenizer(Settings()).words  # type: ignore[attr-defined]
+    answers = {
+        q.qid: q.answers
+        for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
+        for q in write_corpus(read_squad(file), CACHE / "answerer" / "scratch", keep=keep)
+    }
+    span_forest, span_report = span_training.fit_spans(train, answers, spec, words_of)
+    spec["span"] = span_forest
+    spec["features"]["span"] = list(SPAN_FEATURES)
+    write_model(tmp, spec)
+    span_threshold, span_f1 = span_training.choose_span_threshold(
+        read_model(tmp), dev_own, answers, words_of
+    )
+    spec["span_threshold"] = span_threshold
     spec["meta"]["threshold_chosen_on"] = (
         f"JSQuAD v1.3 valid: at most {MAX_FALSE_REFUSALS:.0%} of its answerable questions refused"
     )
@@ -117,6 +176,11 @@ def main() -> None:
         "threshold": threshold,
         "oof_auc_train": trained.report["oof_auc"],
         "jsquad_dev": training.evaluate(model, dev, threshold),
+        "span_threshold": span_threshold,
+        "span_f1_by_threshold_dev": span_f1,
+        "span_rows": span_report["span_rows"],
+        "span_positives": span_report["span_positives"],
+        "span_importance": span_report["span_importance"][:15],
         "line_importance": trained.report["line_importance"][:15],
         "question_importance": trained.report["question_importance"][:15],
     }

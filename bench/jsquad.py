@@ -25,7 +25,6 @@ import re
 import shutil
 import time
 import unicodedata
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
+from shirabe.evaluation.span_training import char_f1
 from shirabe.records import Answer, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.retrieval.hits import hits_for
@@ -137,17 +137,6 @@ def short_span(answer: Answer) -> str:
     if answer.short:
         return answer.short.rstrip("。").removesuffix("です")
     return re.sub(r"\[\d+\]", "", answer.text.split("\n", 1)[0])
-
-
-def char_f1(predicted: str, gold: str) -> float:
-    """Character-level F1 (JSQuAD's measure for Japanese), spaces ignored."""
-    p = [ch for ch in predicted if not ch.isspace()]
-    g = [ch for ch in gold if not ch.isspace()]
-    common = sum((Counter(p) & Counter(g)).values())
-    if not p or not g or not common:
-        return 0.0
-    precision, recall = common / len(p), common / len(g)
-    return 2 * precision * recall / (precision + recall)
 
 
 def cited_lines(text: str) -> list[int]:

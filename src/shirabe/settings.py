@@ -145,16 +145,6 @@ class Settings(BaseSettings):
 
     # answering
     answer_max_chars: int = Field(default=150, ge=20)
-    refusal_threshold: float | None = Field(
-        default=None,
-        description="Refuse when the top hit's best-sentence cosine is below this "
-        "(default: the value calibrated for the embedder).",
-    )
-    refusal_unknown_threshold: float | None = Field(
-        default=None,
-        description="The same, for questions naming a code no document contains "
-        "(default: calibrated for the embedder).",
-    )
     answer_model: Path | None = Field(
         default=None,
         description="The learned answer model file (default: the one shipped with shirabe; "

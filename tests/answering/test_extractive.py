@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from shirabe.answering.context import Candidate
-from shirabe.answering.extractive import clip, coverage, evidence, may_count
+from shirabe.answering.extractive import clip, coverage, may_count
 from shirabe.answering.fit import answer_kind, short_answer
 from shirabe.answering.showing import NAMES, companion, dated_first, names_someone, naming_first
 from shirabe.answering.tables import (
@@ -17,7 +17,7 @@ from shirabe.answering.tables import (
     with_header,
 )
 from shirabe.chunking.markdown import summary_texts
-from shirabe.records import Chunk, Hit
+from shirabe.records import Chunk
 from shirabe.retrieval.query import Query
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
@@ -60,16 +60,6 @@ def test_clip() -> None:
     assert clip("短い文。", 10) == "短い文。"
     assert clip("あいうえおかきくけこ", 5) == "あいうえ…"
     assert len(clip("あ" * 300, 150)) == 150
-
-
-def test_evidence_is_the_top_hits_best_sentence_similarity() -> None:
-    def hit(**scores: float) -> Hit:
-        return Hit(chunk=Chunk(text="x", source="s", id=1), score=0.0, scores=scores)
-
-    assert evidence([hit(dense=0.8, dense_sentence=0.85), hit(dense_sentence=0.95)]) == 0.85
-    assert evidence([hit(dense=0.8, bm25=12.0)]) == 0.8
-    assert evidence([hit(bm25=12.0)]) is None
-    assert evidence([]) is None
 
 
 TABLE = """| 項目 | AQ-300（新製品） | AQ-250（従来機種） |

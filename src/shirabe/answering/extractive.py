@@ -23,11 +23,11 @@ from shirabe.answering.context import (
     restates,
 )
 from shirabe.answering.instructions import is_instruction
-from shirabe.answering.learned import AnswerModel
+from shirabe.answering.learned import AnswerModel, load_model
 from shirabe.answering.refusal import refusal
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
-from shirabe.indexing.passages import embedding_key, own_vectors, sentence_embedding_text
-from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
+from shirabe.indexing.passages import embedding_key, sentence_embedding_text
+from shirabe.records import Answer, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
 from shirabe.text.sentences import split_sentences
@@ -54,23 +54,6 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 1)] + "…"
-
-
-def _same_section(chunk: Chunk, other: Chunk) -> bool:
-    """Two passages of one section of one file (not rows: each row is a record of its own)."""
-    return (
-        chunk.source == other.source
-        and chunk.heading_path == other.heading_path
-        and not _is_record(chunk)
-        and not _is_record(other)
-        and not chunk.is_summary
-        and not other.is_summary
-    )
-
-
-def _is_record(chunk: Chunk) -> bool:
-    """A spreadsheet or CSV row (``header: value`` lines), which answers as a whole."""
-    return "row" in chunk.locator
 
 
 def may_count(text: str, focus: Sequence[str]) -> bool:
@@ -106,21 +89,6 @@ _MARKER = 3
 """Characters of a citation marker, ``[n]``."""
 
 
-def evidence(hits: Sequence[Hit]) -> float | None:
-    """How strongly retrieval supports an answer: the top hit's best sentence similarity.
-
-    Lexical scores are unbounded and depend on the query length, so refusal is decided on the
-    cosine side, which is comparable across questions. None when no cosine was computed.
-    """
-    if not hits:
-        return None
-    scores = hits[0].scores
-    for name in ("dense_sentence", "dense"):
-        if name in scores:
-            return scores[name]
-    return None
-
-
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the answerer made of the passages: the candidates ranked best first, why none
@@ -144,32 +112,31 @@ class ExtractiveGenerator:
         store: Store,
         embedder_name: str,
         max_chars: int = 150,
-        threshold: float = 0.0,
-        unknown_term_threshold: float | None = None,
         from_hits: int = 3,
-        lexical_weight: float = 1.0,
-        dense_weight: float = 1.0,
-        rank_weight: float = 0.5,
         model: AnswerModel | None = None,
         answer_threshold: float | None = None,
-        rules: bool = True,
     ) -> None:
         self._store = store
         self._embedder_name = embedder_name
         self._max_chars = max_chars
-        self._threshold = threshold
-        self._unknown_threshold = (
-            threshold if unknown_term_threshold is None else unknown_term_threshold
-        )
         self._from_hits = from_hits
-        self._weights = (lexical_weight, dense_weight, rank_weight)
         self._model = model
-        self._answer_threshold = (
-            answer_threshold
-            if answer_threshold is not None
-            else (model.threshold if model is not None else 0.0)
-        )
-        self._rules = rules
+        self._answer_threshold = answer_threshold
+
+    @property
+    def model(self) -> AnswerModel:
+        """The learned answer model: the one given, else the one shipped (read when first
+        needed, so that reading candidates alone needs no model file)."""
+        if self._model is None:
+            self._model = load_model()
+        return self._model
+
+    @property
+    def answer_threshold(self) -> float:
+        """The probability below which the stage refuses: the setting, else the model's."""
+        if self._answer_threshold is not None:
+            return self._answer_threshold
+        return self.model.threshold
 
     def refuse(
         self, query: Query, hits: list[Hit], why: tuple[RefusalCode, str] | None = None
@@ -211,35 +178,6 @@ class ExtractiveGenerator:
             )
         return out
 
-    def score(self, candidates: list[Candidate], hits: Sequence[Hit]) -> list[Candidate]:
-        if not candidates:
-            return []
-        w_lex, w_dense, w_rank = self._weights
-        dense = [c.dense for c in candidates if c.dense is not None]
-        lo, hi = (min(dense), max(dense)) if dense else (0.0, 0.0)
-        top = hits[0].score if hits and hits[0].score > 0 else 1.0
-        scored: list[Candidate] = []
-        for c in candidates:
-            d = 0.0
-            if c.dense is not None and hi > lo:
-                d = (c.dense - lo) / (hi - lo)
-            prior = max(hits[c.hit_index].score, 0.0) / top
-            total = w_lex * c.lexical + w_dense * d + w_rank * prior
-            scored.append(Candidate(c.hit_index, c.order, c.text, c.lexical, c.dense, score=total))
-        scored.sort(key=lambda c: (-c.score, c.hit_index, c.order))
-        return scored
-
-    def evidence(self, query: Query, hits: Sequence[Hit]) -> float:
-        """``evidence(hits)``, or the top chunk's cached-vector cosine if no dense retriever ran."""
-        found = evidence(hits)
-        if found is not None:
-            return found
-        if not hits:
-            return 0.0
-        name = self._embedder_name
-        [vector] = own_vectors([hits[0].chunk], lambda keys: self._store.get_embeddings(name, keys))
-        return 0.0 if vector is None else float(np.dot(vector, query.vector))
-
     def unknown_codes(self, query: Query, hits: Sequence[Hit]) -> list[str]:
         """Codes in the question (INC-2024-0009, AQ-500) that no retrieved passage contains.
         Only passages the asker may read are retrieved, so this says nothing about documents
@@ -252,30 +190,15 @@ class ExtractiveGenerator:
         ]
         return absent(codes, hits)
 
-    def should_refuse(self, query: Query, hits: Sequence[Hit]) -> bool:
-        """Weak evidence refuses; so does middling evidence when the question names a code
-        that appears nowhere in the documents (they cannot describe what they never name).
-
-        Unknown words are not used the same way: paraphrased questions are full of them.
-        """
-        if not hits:
-            return True
-        score = self.evidence(query, hits)
-        if score < self._threshold:
-            return True
-        return score < self._unknown_threshold and bool(self.unknown_codes(query, hits))
-
     def decide(self, query: Query, hits: list[Hit]) -> Decision:
         """The candidates ranked best first, with why none answers (None when one does) and,
         with a learned model, the probability that one does."""
-        if self._model is None:
-            return self._decide_by_rules(query, hits)
         if not hits:
             return Decision([], self.gate_reason(query, hits))
         candidates = self.candidates(query, hits)
         if not candidates:
             return Decision([], self.gate_reason(query, hits), 0.0)
-        judgement = stage.judge(self._model, query, hits, candidates)
+        judgement = stage.judge(self.model, query, hits, candidates)
         probability = judgement.probability
         unknown = self.unknown_codes(query, hits)
         if unknown:
@@ -283,24 +206,11 @@ class ExtractiveGenerator:
             # hardly ever name codes, so the model has not learned what their absence means.
             why = ("unknown", _quoted(query.text, unknown) + "についての記載が見つかりません")
             return Decision(judgement.ranked, cast(tuple[RefusalCode, str], why), probability)
-        if probability < self._answer_threshold:
+        if probability < self.answer_threshold:
             why = stage.reason(judgement)
             return Decision(judgement.ranked, why, probability, judgement)
-        ranked = judgement.ranked
-        if self._rules:
-            ranked, found = self.answering(query, hits, ranked)
-            if found:
-                return Decision(ranked, found, probability, judgement)
-        return Decision(ranked, None, probability, judgement)
-
-    def _decide_by_rules(self, query: Query, hits: list[Hit]) -> Decision:
-        if self.should_refuse(query, hits):
-            return Decision([], self.gate_reason(query, hits))
-        ranked = self.score(self.candidates(query, hits), hits)
-        if not ranked:
-            return Decision([], self.gate_reason(query, hits))
-        ranked, why = self.answering(query, hits, ranked)
-        return Decision(ranked, why)
+        ranked, found = self.answering(query, hits, judgement.ranked)
+        return Decision(ranked, found, probability, judgement)
 
     def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         """Why the passages cannot answer, as :meth:`generate` would refuse; None when a
@@ -312,24 +222,34 @@ class ExtractiveGenerator:
         if decision.why or not decision.ranked:
             answer = self.refuse(query, hits, decision.why)
         else:
-            answer = self._written(query, hits, decision.ranked)
+            answer = self._written(query, hits, decision.ranked, decision.judgement)
         answer.confidence = decision.probability
-        if self._model is not None and decision.judgement is not None:
-            answer.confidence_factors = self._model.explain(decision.judgement.question_row)
+        if decision.judgement is not None:
+            answer.confidence_factors = self.model.explain(decision.judgement.question_row)
         return answer
 
-    def _written(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
-        """The answer quoted from the candidates ranked best first."""
+    def _written(
+        self,
+        query: Query,
+        hits: list[Hit],
+        ranked: list[Candidate],
+        judgement: stage.Judgement | None = None,
+    ) -> Answer:
+        """The answer quoted from the candidates ranked best first, the short answer first
+        when the learned stage finds one."""
         if ranked[0].hit_index >= self._from_hits:  # the answer lies deeper: take it alone
             ranked = ranked[:1]
         else:
             ranked = [c for c in ranked if c.hit_index < self._from_hits]
-        if _is_record(hits[ranked[0].hit_index].chunk):  # the row that answers, as a record
-            return self._record_answer(query, hits, ranked)
-        if not _is_record(hits[0].chunk):  # fields of lower-ranked rows read badly as prose
-            ranked = [c for c in ranked if not _is_record(hits[c.hit_index].chunk)] or ranked
+        if showing.is_record(hits[ranked[0].hit_index].chunk):  # the row that answers, whole
+            text, citation = showing.record(hits, ranked, self._max_chars - _MARKER)
+            return Answer(
+                query.text, clip(text, self._max_chars - 3) + "[1]", [citation], False, hits
+            )
+        if not showing.is_record(hits[0].chunk):  # fields of lower-ranked rows read as prose
+            ranked = [c for c in ranked if not showing.is_record(hits[c.hit_index].chunk)] or ranked
         lines = self._lines(ranked, hits, query)
-        short = self._short(query, hits, ranked[0], lines)
+        short = self._short(query, ranked, lines, judgement)
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
         pieces = [short] if short else []  # the asked figure alone, then where it is written
@@ -351,7 +271,7 @@ class ExtractiveGenerator:
     def _lines(
         self, ranked: list[Candidate], hits: Sequence[Hit], query: Query
     ) -> list[tuple[Candidate, str]]:
-        """The best sentence and, if it fits, the next best, in document order, as shown; a
+        """The best sentence and, if it fits, the next best, the best first, as shown; a
         sentence that introduces cases (上限は次のとおりとする) brings each case in one line.
         A best sentence that only says again what the question says (梅雨の期間中ほとんど雨が
         降らない場合がある。 for …場合をなんという) comes with the sentence that says what it
@@ -369,7 +289,7 @@ class ExtractiveGenerator:
             c
             for c in ranked[1:]
             if c.hit_index == ranked[0].hit_index
-            or _same_section(hits[c.hit_index].chunk, home)
+            or showing.same_section(hits[c.hit_index].chunk, home)
         ]
         if echoes(query, ranked[0].text):
             told = showing.companion(ranked[0], ranked)
@@ -392,28 +312,36 @@ class ExtractiveGenerator:
             else:
                 used += len(listed) - len(c.text)
             lines.append((c, listed))
-        lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
+        best = ranked[0]
+        if echoes(query, best.text):  # the sentence that says what it leaves out follows it
+            lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
+        else:  # the answering line first, then the rest in document order
+            lines.sort(key=lambda line: (line[0] is not best, line[0].hit_index, line[0].order))
         return lines
 
     def _short(
         self,
         query: Query,
-        hits: Sequence[Hit],
-        best: Candidate,
+        ranked: list[Candidate],
         lines: list[tuple[Candidate, str]],
+        judgement: stage.Judgement | None,
     ) -> str | None:
-        """The asked amount or quantity alone (約9.2kgです。), when the best line holds exactly
-        one, that line (with its headings) names everything the question names, and it fits."""
-        asked = fit.answer_kind(query.text)
-        shown = next((text for c, text in lines if c is best), "")
-        short = fit.short_answer(asked, shown) if asked else None
-        if short is None:
+        """The short answer (手塚治虫です。, 約9.2kgです。): the span of the best lines that
+        the span model finds most likely to be the asked fact alone, when it is at least as
+        likely as the model's span threshold and it fits before the lines."""
+        if judgement is None or not ranked:
             return None
-        chunk = hits[best.hit_index].chunk
-        row = ": " in shown or " — " in shown  # 質量: 約9.2kg names 重さ in its own words
-        named = asking.key_nouns(query.words(), attributes=not row) + fit.codes(query.text)
-        if mentions.missing_terms(named, " ".join([shown, *chunk.heading_path, chunk.source])):
+        top = ranked[: stage.SPAN_LINES]
+        span, p = stage.best_span(
+            self.model,
+            judgement.question,
+            [c.text for c in top],
+            [c.score for c in top],
+            query.words_of,
+        )
+        if not span or p < self.model.span_threshold:
             return None
+        short = f"{span}です。"
         length = len(short) + 1 + sum(len(text) + _MARKER + 1 for _, text in lines)
         return short if length <= self._max_chars else None
 
@@ -553,27 +481,3 @@ class ExtractiveGenerator:
         if first and asked.kind not in fit.FIGURES:
             return first  # names, places and ways are told too loosely to look deeper
         return [*first, *(c for c in holds if c.hit_index >= self._from_hits)]
-
-    def _record_answer(self, query: Query, hits: list[Hit], ranked: list[Candidate]) -> Answer:
-        """A spreadsheet or CSV row answers as a record: its first field (usually the key,
-        such as 管理番号) and the best-matching fields, in row order, as ``field / field``."""
-        top = ranked[0].hit_index
-        lines = [c for c in ranked if c.hit_index == top]  # best first
-        by_order = {c.order: tables.clean(c.text) for c in lines}
-        first = min(by_order)
-        chosen = {first}
-        used = len(by_order[first]) + 3
-        for c in lines:
-            cost = len(by_order[c.order]) + 3
-            if c.order not in chosen and used + cost <= self._max_chars:
-                chosen.add(c.order)
-                used += cost
-        text = " / ".join(by_order[o] for o in sorted(chosen))
-        citation = Citation.of(1, hits[top])
-        return Answer(
-            question=query.text,
-            text=clip(text, self._max_chars - 3) + "[1]",
-            citations=[citation],
-            refused=False,
-            hits=hits,
-        )

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from shirabe.answering.features import LINE_FEATURES, QUESTION_FEATURES
+from shirabe.answering.spans import SPAN_FEATURES
 from shirabe.errors import ConfigurationError
 
 FORMAT: Final = 1
@@ -169,6 +170,10 @@ class AnswerModel:
     """The default refusal threshold on the calibrated probability."""
     meta: dict[str, Any]
     source: str
+    spans: Forest | None = None
+    """The span model: which part of the answering line is the short answer."""
+    span_threshold: float = 0.5
+    """The span probability from which a span is given as the short answer."""
 
     def line_scores(self, rows: Sequence[Sequence[float]]) -> list[float]:
         """Each candidate line's probability of holding the answer (uncalibrated, for
@@ -176,6 +181,13 @@ class AnswerModel:
         if not rows:
             return []
         raw = self.lines.raw(np.asarray(rows, dtype=np.float64))
+        return [float(v) for v in 1.0 / (1.0 + np.exp(-raw))]
+
+    def span_scores(self, rows: Sequence[Sequence[float]]) -> list[float]:
+        """Each span's probability of being the short answer ([] without a span model)."""
+        if not rows or self.spans is None:
+            return []
+        raw = self.spans.raw(np.asarray(rows, dtype=np.float64))
         return [float(v) for v in 1.0 / (1.0 + np.exp(-raw))]
 
     def answerable(self, row: Sequence[float]) -> float:
@@ -199,7 +211,10 @@ class AnswerModel:
                 f"{source}: answer model format {spec.get('format')!r}, expected {FORMAT}"
             )
         features = spec.get("features", {})
-        for name, expected in (("line", LINE_FEATURES), ("question", QUESTION_FEATURES)):
+        named = [("line", LINE_FEATURES), ("question", QUESTION_FEATURES)]
+        if spec.get("span") is not None:
+            named.append(("span", SPAN_FEATURES))
+        for name, expected in named:
             got = tuple(features.get(name, ()))
             if got != expected:
                 extra = sorted(set(got) - set(expected))
@@ -220,6 +235,8 @@ class AnswerModel:
             threshold=float(spec["threshold"]),
             meta=dict(spec.get("meta", {})),
             source=source,
+            spans=Forest.of(spec["span"]) if spec.get("span") is not None else None,
+            span_threshold=float(spec.get("span_threshold", 0.5)),
         )
 
 

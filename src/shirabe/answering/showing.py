@@ -11,7 +11,7 @@ from typing import Final
 
 from shirabe.answering import tables
 from shirabe.answering.context import REFERS, Candidate
-from shirabe.records import Hit
+from shirabe.records import Chunk, Citation, Hit
 from shirabe.retrieval.query import Query
 
 _INTRODUCES = re.compile(r"(?:次|以下|下記)の(?:とおり|通り)|次のいずれか|(?:次|下)の表|[:：]\s*$")
@@ -188,3 +188,38 @@ _FIELD_NAME: Final = re.compile(r"[\u3400-\u9fff々ァ-ヺー]{1,8}")
 """A field's name (発生日時, 日時), not a sentence or a list's title before a colon."""
 _WHEN_FIELD: Final = re.compile(r"日時|日程|日付|期日|開催日|実施日|開催日時|実施日時")
 """A field that dates what its section announces (日時：2025年9月1日 of a drill's notice)."""
+
+
+def is_record(chunk: Chunk) -> bool:
+    """A spreadsheet or CSV row (``header: value`` lines), which answers as a whole."""
+    return "row" in chunk.locator
+
+
+def same_section(chunk: Chunk, other: Chunk) -> bool:
+    """Two passages of one section of one file (not rows: each row is a record of its own)."""
+    return (
+        chunk.source == other.source
+        and chunk.heading_path == other.heading_path
+        and not is_record(chunk)
+        and not is_record(other)
+        and not chunk.is_summary
+        and not other.is_summary
+    )
+
+
+def record(hits: Sequence[Hit], ranked: Sequence[Candidate], limit: int) -> tuple[str, Citation]:
+    """A spreadsheet or CSV row as its answer: its first field (usually the key, such as
+    管理番号) and the best-matching fields that fit in ``limit`` characters, in row order, as
+    ``field / field``, with the citation of its row."""
+    top = ranked[0].hit_index
+    lines = [c for c in ranked if c.hit_index == top]  # best first
+    by_order = {c.order: tables.clean(c.text) for c in lines}
+    first = min(by_order)
+    chosen = {first}
+    used = len(by_order[first]) + 3
+    for c in lines:
+        cost = len(by_order[c.order]) + 3
+        if c.order not in chosen and used + cost <= limit + 3:
+            chosen.add(c.order)
+            used += cost
+    return " / ".join(by_order[o] for o in sorted(chosen)), Citation.of(1, hits[top])

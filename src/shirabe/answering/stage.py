@@ -11,10 +11,10 @@ model sees at training time exactly what it sees when answering.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shirabe.answering import features
+from shirabe.answering import features, spans
 from shirabe.answering.context import Candidate
 from shirabe.answering.learned import AnswerModel
 from shirabe.records import Hit, RefusalCode
@@ -120,7 +120,7 @@ def reason(judgement: Judgement) -> tuple[RefusalCode, str]:
     if line is not None:
         where = folded(" ".join((line.passage, line.headings)))
         missing = sorted(
-            (t for t in q.terms if t.weight >= 2.0 and t.text not in where),
+            (t for t in q.terms if t.weight >= 2.0 and "何" not in t.text and t.text not in where),
             key=lambda t: -t.weight,
         )
         if missing:
@@ -134,3 +134,38 @@ def _as_asked(question: str, term: str) -> str:
     plain = unicodedata.normalize("NFKC", question)
     at = plain.lower().find(term)
     return plain[at : at + len(term)] if at >= 0 else term
+
+
+SPAN_LINES = 2
+"""The best lines (by the line model) whose spans may be the short answer."""
+
+
+def best_span(
+    model: AnswerModel,
+    q: features.Question,
+    lines: Sequence[str],
+    line_scores: Sequence[float],
+    words_of: Callable[[str], list[features.Word]],
+) -> tuple[str, float]:
+    """The most likely short answer among the spans of the best lines that hold the kind of
+    fact asked, with its probability ('' and 0 when the question asks for no name, place,
+    date or figure, when there is none, or without a span model)."""
+    if model.spans is None or not spans.asks_for_span(q):
+        return "", 0.0
+    order = sorted(range(len(lines)), key=lambda i: -line_scores[i])[:SPAN_LINES]
+    best = ("", 0.0)
+    for rank, i in enumerate(order):
+        words = words_of(lines[i])
+        found = spans.spans(words)
+        if not found:
+            continue
+        scores = model.span_scores(
+            spans.span_features(q, words, found, float(line_scores[i]), rank)
+        )
+        fitting = [j for j in range(len(found)) if spans.fits(q, found[j].text)]
+        if not fitting:
+            continue
+        k = max(fitting, key=lambda j: scores[j])
+        if scores[k] > best[1]:
+            best = (found[k].text, scores[k])
+    return best

@@ -219,7 +219,7 @@ QUESTION_PARAMS: dict[str, Any] = {**LINE_PARAMS, "num_leaves": 15, "min_data_in
 QUESTION_ROUNDS = 200
 
 
-def _train(rows: np.ndarray, labels: np.ndarray, params: dict[str, Any], rounds: int) -> Any:
+def train_booster(rows: np.ndarray, labels: np.ndarray, params: dict[str, Any], rounds: int) -> Any:
     import lightgbm as lgb
 
     data = lgb.Dataset(rows, label=labels, free_raw_data=True)
@@ -292,7 +292,7 @@ def fit(examples: Sequence[Example], *, data: str, seed: int = 7) -> Trained:
     for h in halves:
         other = [e for e in examples if e.half != h]
         x, y = line_training_set(other)
-        booster = _train(x, y, {**LINE_PARAMS, "seed": seed}, LINE_ROUNDS)
+        booster = train_booster(x, y, {**LINE_PARAMS, "seed": seed}, LINE_ROUNDS)
         oof_rows.append(question_rows(by_half[h], _probabilities(booster)))
         oof_examples.extend(by_half[h])
     qx_all = np.vstack(oof_rows)
@@ -307,7 +307,7 @@ def fit(examples: Sequence[Example], *, data: str, seed: int = 7) -> Trained:
     raw = np.zeros(qy.shape[0])
     for h in halves:
         train_mask = qhalf != h
-        booster = _train(
+        booster = train_booster(
             qx[train_mask], qy[train_mask], {**QUESTION_PARAMS, "seed": seed}, QUESTION_ROUNDS
         )
         raw[~train_mask] = booster.predict(qx[~train_mask], raw_score=True)
@@ -315,8 +315,8 @@ def fit(examples: Sequence[Example], *, data: str, seed: int = 7) -> Trained:
     iso.fit(raw, qy)
     # The models kept: trained on everything.
     x, y = line_training_set(examples)
-    line_booster = _train(x, y, {**LINE_PARAMS, "seed": seed}, LINE_ROUNDS)
-    question_booster = _train(qx, qy, {**QUESTION_PARAMS, "seed": seed}, QUESTION_ROUNDS)
+    line_booster = train_booster(x, y, {**LINE_PARAMS, "seed": seed}, LINE_ROUNDS)
+    question_booster = train_booster(qx, qy, {**QUESTION_PARAMS, "seed": seed}, QUESTION_ROUNDS)
     xs, ys = _calibration_points(iso)
     spec: dict[str, Any] = {
         "format": FORMAT,
@@ -343,8 +343,8 @@ def fit(examples: Sequence[Example], *, data: str, seed: int = 7) -> Trained:
     spec["meta"]["training_seconds"] = round(seconds, 1)
     report = {
         "seconds": seconds,
-        "line_importance": _importance(line_booster, features.LINE_FEATURES),
-        "question_importance": _importance(question_booster, features.QUESTION_FEATURES),
+        "line_importance": importance(line_booster, features.LINE_FEATURES),
+        "question_importance": importance(question_booster, features.QUESTION_FEATURES),
         "oof_auc": _auc(raw, qy),
     }
     return Trained(spec, report)
@@ -356,7 +356,7 @@ def _calibration_points(iso: Any) -> tuple[list[float], list[float]]:
     return xs, ys
 
 
-def _importance(booster: Any, names: Sequence[str]) -> list[tuple[str, float]]:
+def importance(booster: Any, names: Sequence[str]) -> list[tuple[str, float]]:
     gains = booster.feature_importance(importance_type="gain")
     total = float(sum(gains)) or 1.0
     pairs = sorted(zip(names, (float(g) / total for g in gains), strict=True), key=lambda p: -p[1])

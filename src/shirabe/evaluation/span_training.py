@@ -1,0 +1,113 @@
+"""Training the short-answer span model of the learned answer stage.
+
+The spans of the lines the line model ranks best (:mod:`shirabe.answering.spans`) are
+learned from: a span whose text is a gold answer is positive. The span threshold is chosen on
+a development set, for the best mean character F1 against the gold answers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from shirabe.answering import features, spans, stage
+from shirabe.answering.learned import AnswerModel, forest_from_lightgbm
+from shirabe.evaluation.squad import nfkc
+from shirabe.evaluation.training import LINE_PARAMS, Example, importance, train_booster
+
+SPAN_PARAMS: dict[str, Any] = {**LINE_PARAMS, "num_leaves": 31, "min_data_in_leaf": 20}
+SPAN_ROUNDS = 300
+SPAN_LINES = stage.SPAN_LINES
+
+
+def span_training_set(
+    examples: Sequence[Example],
+    answers: Mapping[str, Sequence[str]],
+    line_model: Callable[[np.ndarray], np.ndarray],
+    words_of: Callable[[str], list[features.Word]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The spans of the best lines (by ``line_model``) of answerable questions, a span
+    whose text is a gold answer (``answers`` by question id) positive."""
+    rows: list[list[float]] = []
+    labels: list[float] = []
+    for e in examples:
+        if not e.own or e.swapped or not e.labels.any() or not e.lines or e.qid not in answers:
+            continue
+        golds = {nfkc(a).strip() for a in answers[e.qid]}
+        scores = line_model(e.rows.astype(np.float64))
+        for rank, i in enumerate(np.argsort(-scores)[:SPAN_LINES]):
+            words = words_of(e.lines[int(i)])
+            found = spans.spans(words)
+            rows += spans.span_features(e.question, words, found, float(scores[i]), rank)
+            labels += [float(nfkc(s.text).strip() in golds) for s in found]
+    width = len(spans.SPAN_FEATURES)
+    return np.asarray(rows, dtype=np.float64).reshape(-1, width), np.asarray(labels)
+
+
+def fit_spans(
+    examples: Sequence[Example],
+    answers: Mapping[str, Sequence[str]],
+    spec: Mapping[str, Any],
+    words_of: Callable[[str], list[features.Word]],
+    *,
+    seed: int = 7,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The span model (its forest) trained on the spans of the lines that ``spec``'s line
+    model ranks best, with its report."""
+    model = AnswerModel.of({**spec, "span": None}, "training")
+
+    def line_model(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(model.line_scores(rows.tolist()), dtype=np.float64)
+
+    x, y = span_training_set(examples, answers, line_model, words_of)
+    booster = train_booster(x, y, {**SPAN_PARAMS, "seed": seed}, SPAN_ROUNDS)
+    report = {
+        "span_rows": int(x.shape[0]),
+        "span_positives": int(y.sum()),
+        "span_importance": importance(booster, spans.SPAN_FEATURES),
+    }
+    return forest_from_lightgbm(booster.dump_model()), report
+
+
+def char_f1(predicted: str, gold: str) -> float:
+    """Character-level F1 (JSQuAD's measure for Japanese), spaces ignored."""
+    p = [ch for ch in predicted if not ch.isspace()]
+    g = [ch for ch in gold if not ch.isspace()]
+    common = sum((Counter(p) & Counter(g)).values())
+    if not p or not g or not common:
+        return 0.0
+    precision, recall = common / len(p), common / len(g)
+    return 2 * precision * recall / (precision + recall)
+
+
+def choose_span_threshold(
+    model: AnswerModel,
+    examples: Sequence[Example],
+    answers: Mapping[str, Sequence[str]],
+    words_of: Callable[[str], list[features.Word]],
+) -> tuple[float, dict[str, float]]:
+    """The span probability from which the span, rather than the best line, is the short
+    answer: the one with the highest mean character F1 against the gold answers (the best
+    line stands when the span is below it). Also the F1 at each threshold tried."""
+    cases: list[tuple[float, float, float]] = []  # probability, F1 of span, F1 of line
+    for e in examples:
+        if not e.lines or e.qid not in answers:
+            continue
+        golds = [nfkc(a) for a in answers[e.qid]]
+        scores = model.line_scores(e.rows.astype(np.float64).tolist())
+        span, p = stage.best_span(model, e.question, e.lines, scores, words_of)
+        line = nfkc(e.lines[int(np.argmax(scores))])
+        cases.append(
+            (
+                p,
+                max(char_f1(nfkc(span), g) for g in golds),
+                max(char_f1(line, g) for g in golds),
+            )
+        )
+    grid = [round(t / 20, 2) for t in range(21)]
+    f1 = {str(t): sum(s if p >= t else ln for p, s, ln in cases) / max(len(cases), 1) for t in grid}
+    best = max(grid, key=lambda t: f1[str(t)])
+    return best, f1
