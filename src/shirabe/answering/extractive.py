@@ -206,10 +206,11 @@ class ExtractiveGenerator:
             # hardly ever name codes, so the model has not learned what their absence means.
             why = ("unknown", _quoted(query.text, unknown) + "についての記載が見つかりません")
             return Decision(judgement.ranked, cast(tuple[RefusalCode, str], why), probability)
-        if probability < self.answer_threshold:
-            why = stage.reason(judgement)
-            return Decision(judgement.ranked, why, probability, judgement)
         ranked, found = self.answering(query, hits, judgement.ranked)
+        if probability < self.answer_threshold:
+            # The checks below name what is missing more precisely when they find it.
+            why = found or stage.reason(judgement)
+            return Decision(ranked, why, probability, judgement)
         return Decision(ranked, found, probability, judgement)
 
     def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
@@ -299,6 +300,10 @@ class ExtractiveGenerator:
                 chosen.append(c)
                 used += len(c.text) + _MARKER + 1
                 break
+        # a case of a list (一般社員: …) comes with the sentence that introduces the list
+        chosen = list(
+            {id(c): c for c in (showing.introducing(c, ranked) or c for c in chosen)}.values()
+        )
         lines: list[tuple[Candidate, str]] = []
         for c in chosen:
             cases = showing.cases(c, ranked)

@@ -34,6 +34,16 @@ def cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     return cases
 
 
+def introducing(item: Candidate, ranked: Sequence[Candidate]) -> Candidate | None:
+    """The sentence that introduces the list ``item`` is a case of (上限は次のとおりとする for
+    一般社員: １泊あたり１０，０００円), or None."""
+    for c in ranked:
+        before = c.hit_index == item.hit_index and c.order < item.order
+        if before and any(o.order == item.order for o in cases(c, ranked)):
+            return c
+    return None
+
+
 def shown(c: Candidate, hits: Sequence[Hit]) -> str:
     """A chosen sentence as quoted: a table row with its column headers (項目: 値)."""
     header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
