@@ -17,7 +17,7 @@ from shirabe.answering.features import (
     question_terms,
     weight_of,
 )
-from shirabe.evaluation.training import _auc, choose_threshold
+from shirabe.evaluation.stage_figures import auc, choose_threshold
 
 NOUN = ("名詞", "普通名詞", "一般", "*", "*", "*")
 PROPER = ("名詞", "固有名詞", "一般", "*", "*", "*")
@@ -156,5 +156,5 @@ def test_choose_threshold(values: list[float], rate: float, threshold: float) ->
 def test_auc_by_hand() -> None:
     import numpy as np
 
-    assert _auc(np.asarray([0.1, 0.4, 0.35, 0.8]), np.asarray([0, 0, 1, 1])) == 0.75
-    assert _auc(np.asarray([0.5, 0.5]), np.asarray([0, 1])) == 0.5
+    assert auc(np.asarray([0.1, 0.4, 0.35, 0.8]), np.asarray([0, 0, 1, 1])) == 0.75
+    assert auc(np.asarray([0.5, 0.5]), np.asarray([0, 1])) == 0.5

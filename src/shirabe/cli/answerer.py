@@ -17,7 +17,7 @@ from shirabe.cli.options import IndexOption, errors, make_settings, opened
 from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import out
 from shirabe.engine import Shirabe
-from shirabe.evaluation import training
+from shirabe.evaluation import stage_figures, training
 from shirabe.evaluation.cases import load_cases
 
 MAX_FALSE_REFUSALS = 0.03
@@ -107,16 +107,16 @@ def answerer_train(
         draft = work / "draft.json.gz"
         write_model(draft, spec)
         answerable = [e for e in choose_on if e.own and not e.swapped]
-        spec["threshold"] = training.choose_threshold(
-            training.probabilities(read_model(draft), answerable).tolist(), MAX_FALSE_REFUSALS
+        spec["threshold"] = stage_figures.choose_threshold(
+            stage_figures.probabilities(read_model(draft), answerable).tolist(), MAX_FALSE_REFUSALS
         )
         spec["meta"]["threshold_chosen_on"] = str(dev or f"{squad.name} (held-out articles)")
         write_model(out_file, spec)
         before = load_model(settings.answer_model)
         after = read_model(out_file)
         table = {
-            "before": training.evaluate(before, held_out, before.threshold),
-            "after": training.evaluate(after, held_out, after.threshold),
+            "before": stage_figures.evaluate(before, held_out, before.threshold),
+            "after": stage_figures.evaluate(after, held_out, after.threshold),
         }
     _print_comparison(table, trained.report, out_file)
 

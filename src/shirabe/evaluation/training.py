@@ -21,25 +21,26 @@ threshold is chosen on a development set: the lowest probability at which at mos
 from __future__ import annotations
 
 import logging
-import math
 import random
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from shirabe.answering import features, stage
 from shirabe.answering.extractive import ExtractiveGenerator
-from shirabe.answering.learned import FORMAT, AnswerModel, forest_from_lightgbm
+from shirabe.answering.learned import FORMAT, forest_from_lightgbm
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.squad import SquadQuestion, nfkc, read_squad, write_corpus
+from shirabe.evaluation.stage_figures import auc
 from shirabe.records import Hit
 from shirabe.retrieval.hits import hits_for
+from shirabe.retrieval.query import Query
 from shirabe.text.terms import is_code
 
 if TYPE_CHECKING:
@@ -63,6 +64,9 @@ class Example:
     article: int
     own: bool
     """Asked over the whole index (True), or with its own paragraph left out (False)."""
+    apart: bool = False
+    """Asked without any paragraph of its article (whatever is retrieved is about something
+    else, often sharing none of its words)."""
     swapped: str = ""
     """For a near miss made from the question: the question with one of its nouns replaced
     by a noun of another article that its paragraph lacks (asked over the whole index)."""
@@ -92,6 +96,7 @@ class _Asker:
     keep_lines: bool
 
     def __post_init__(self) -> None:
+        self._last: tuple[str, Query, list[Hit]] | None = None
         # Candidates are read as the extractive answerer reads them (no model needed).
         self.extractive = ExtractiveGenerator(
             store=self.app.store, embedder_name=self.app.embedder.name
@@ -100,17 +105,34 @@ class _Asker:
     def own_paragraph(self, q: SquadQuestion, hit: Hit) -> bool:
         return hit.chunk.source.removeprefix(self.corpus_prefix) == q.paragraph
 
-    def example(self, q: SquadQuestion, text: str, *, own: bool, swapped: str = "") -> Example:
-        """``text`` asked over the index (``own``) or over it without ``q``'s paragraph."""
-        app = self.app
-        retriever = app.retriever
-        top_k = app.settings.top_k
-        query = app.query(text)
-        rankings = retriever.rankings(query, CANDIDATES)  # type: ignore[attr-defined]
-        fused = retriever.fuse(rankings, CANDIDATES)  # type: ignore[attr-defined]
-        hits = hits_for(app.store, fused[: top_k * 3], rankings)
-        chosen = hits[:top_k] if own else [h for h in hits if not self.own_paragraph(q, h)]
-        chosen = chosen[:top_k]
+    def own_article(self, q: SquadQuestion, hit: Hit) -> bool:
+        article = q.paragraph.rsplit("/", 1)[0] + "/"
+        return hit.chunk.source.removeprefix(self.corpus_prefix).startswith(article)
+
+    def _retrieved(self, text: str) -> tuple[Query, list[Hit]]:
+        """The question's query and every fused hit (read once per text)."""
+        if self._last is None or self._last[0] != text:
+            app = self.app
+            retriever = app.retriever
+            query = app.query(text)
+            rankings = retriever.rankings(query, CANDIDATES)  # type: ignore[attr-defined]
+            fused = retriever.fuse(rankings, CANDIDATES)  # type: ignore[attr-defined]
+            self._last = (text, query, hits_for(app.store, fused, rankings))
+        return self._last[1], self._last[2]
+
+    def example(
+        self, q: SquadQuestion, text: str, *, own: bool, swapped: str = "", apart: bool = False
+    ) -> Example:
+        """``text`` asked over the index (``own``), or over it without ``q``'s paragraph, or
+        without every paragraph of ``q``'s article (``apart``)."""
+        query, hits = self._retrieved(text)
+        if own:
+            chosen = hits
+        elif apart:
+            chosen = [h for h in hits if not self.own_article(q, h)]
+        else:
+            chosen = [h for h in hits if not self.own_paragraph(q, h)]
+        chosen = chosen[: self.app.settings.top_k]
         candidates = self.extractive.candidates(query, chosen)
         qf, _lines, rows = stage.describe(query, chosen, candidates)
         answers = [nfkc(a) for a in q.answers]
@@ -125,6 +147,7 @@ class _Asker:
             article=q.article,
             own=own,
             swapped=swapped,
+            apart=apart,
             rows=np.asarray(rows, dtype=np.float32).reshape(-1, len(features.LINE_FEATURES)),
             labels=np.asarray(labels, dtype=np.int8),
             holds_answer=any(holding),
@@ -144,8 +167,9 @@ def collect(
     near_misses: float = 0.5,
     seed: int = 7,
 ) -> list[Example]:
-    """Both examples of every question (as it is, and without its own paragraph) and, for a
-    share ``near_misses`` of them, a near miss (:func:`swap`)."""
+    """Three examples of every question (as it is, without its own paragraph, and without
+    every paragraph of its article) and, for a share ``near_misses`` of them, a near miss
+    (:func:`swap`)."""
     asker = _Asker(app, corpus_prefix, keep_lines)
     rng = random.Random(seed)
     pool = noun_pool(app, questions)
@@ -153,6 +177,7 @@ def collect(
     for n, q in enumerate(questions):
         out.append(asker.example(q, q.text, own=True))
         out.append(asker.example(q, q.text, own=False))
+        out.append(asker.example(q, q.text, own=False, apart=True))
         if near_misses > 0 and rng.random() < near_misses:
             paragraph = (Path(corpus_prefix) / q.paragraph).read_text(encoding="utf-8")
             swapped = swap(app.query(q.text).words(), paragraph, pool, rng)
@@ -215,7 +240,32 @@ LINE_PARAMS: dict[str, Any] = {
     "deterministic": True,
 }
 LINE_ROUNDS = 300
-QUESTION_PARAMS: dict[str, Any] = {**LINE_PARAMS, "num_leaves": 15, "min_data_in_leaf": 30}
+RISING: Final = frozenset(
+    {
+        "best",
+        "mass_top3",
+        "best_cover_line",
+        "best_cover_all",
+        "max_cover_all",
+        "best_lexical",
+        "best_dense",
+        "top_dense_sentence",
+        "top_dense",
+    }
+)
+"""Question features that can only make an answer more likely: a closer or better covered
+best line never makes it less so (the trees must not learn otherwise from sparse corners)."""
+FALLING: Final = frozenset({"best_uncovered", "min_uncovered", "codes_missing", "names_missing"})
+"""Question features that can only make an answer less likely: more of the question unsaid."""
+QUESTION_PARAMS: dict[str, Any] = {
+    **LINE_PARAMS,
+    "num_leaves": 15,
+    "min_data_in_leaf": 30,
+    "monotone_constraints": [
+        1 if name in RISING else -1 if name in FALLING else 0 for name in features.QUESTION_FEATURES
+    ],
+    "monotone_constraints_method": "advanced",
+}
 QUESTION_ROUNDS = 200
 
 
@@ -345,7 +395,7 @@ def fit(examples: Sequence[Example], *, data: str, seed: int = 7) -> Trained:
         "seconds": seconds,
         "line_importance": importance(line_booster, features.LINE_FEATURES),
         "question_importance": importance(question_booster, features.QUESTION_FEATURES),
-        "oof_auc": _auc(raw, qy),
+        "oof_auc": auc(raw, qy),
     }
     return Trained(spec, report)
 
@@ -361,78 +411,6 @@ def importance(booster: Any, names: Sequence[str]) -> list[tuple[str, float]]:
     total = float(sum(gains)) or 1.0
     pairs = sorted(zip(names, (float(g) / total for g in gains), strict=True), key=lambda p: -p[1])
     return [(n, round(g, 4)) for n, g in pairs]
-
-
-def _auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """ROC AUC by ranks (ties averaged)."""
-    pos = labels == 1
-    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
-    if not n_pos or not n_neg:
-        return math.nan
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    sorted_scores = scores[order]
-    i = 0
-    while i < len(scores):
-        j = i
-        while j + 1 < len(scores) and sorted_scores[j + 1] == sorted_scores[i]:
-            j += 1
-        ranks[order[i : j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return float((ranks[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def probabilities(model: AnswerModel, examples: Sequence[Example]) -> np.ndarray:
-    """The calibrated answerability of each example, as answering computes it."""
-    out = []
-    for e in examples:
-        rows = e.rows.astype(np.float64).tolist()
-        scores = model.line_scores(rows)
-        out.append(model.answerable(features.question_features(e.question, rows, scores)))
-    return np.asarray(out)
-
-
-def choose_threshold(answerable: Sequence[float], max_false_refusals: float) -> float:
-    """The highest threshold (rounded down to 0.001) at which at most ``max_false_refusals``
-    of the answerable questions' probabilities fall below it."""
-    values = np.sort(np.asarray(answerable, dtype=np.float64))
-    if values.size == 0:
-        return 0.0
-    allowed = math.floor(max_false_refusals * values.size)
-    cut = float(values[allowed]) if allowed < values.size else float(values[-1]) + 1e-3
-    return math.floor(cut * 1000) / 1000
-
-
-def evaluate(model: AnswerModel, examples: Sequence[Example], threshold: float) -> dict[str, Any]:
-    """How a model does on examples it was not trained on: the share of answerable
-    questions refused, of questions asked without their paragraph refused, of near misses
-    refused, how often its best line holds the answer, and the ROC AUC of its probability
-    between answerable and unanswerable questions."""
-    own = [e for e in examples if e.own and not e.swapped]
-    without = [e for e in examples if not e.own]
-    swapped = [e for e in examples if e.swapped]
-    p_own = probabilities(model, own)
-    p_without = probabilities(model, without)
-    p_swapped = probabilities(model, swapped)
-    chosen = 0
-    for e in own:
-        if e.rows.shape[0]:
-            scores = model.line_scores(e.rows.astype(np.float64).tolist())
-            chosen += int(e.labels[int(np.argmax(scores))] == 1)
-    n = max(len(own), 1)
-    return {
-        "questions": len(own),
-        "answerable_refused": float((p_own < threshold).mean()) if own else math.nan,
-        "without_own_refused": float((p_without < threshold).mean()) if without else math.nan,
-        "near_miss_refused": float((p_swapped < threshold).mean()) if swapped else math.nan,
-        "near_misses": len(swapped),
-        "best_line_holds_answer": chosen / n,
-        "own_paragraph_retrieved": float(np.mean([e.gold_retrieved for e in own])) if own else 0,
-        "auc": _auc(
-            np.concatenate([p_own, p_without, p_swapped]),
-            np.concatenate([np.ones(len(own)), np.zeros(len(without) + len(swapped))]),
-        ),
-    }
 
 
 def squad_examples(
