@@ -34,9 +34,9 @@ from typing import Any
 from shirabe.answering.learned import read_model, write_model
 from shirabe.answering.spans import SPAN_FEATURES
 from shirabe.engine import Shirabe
-from shirabe.evaluation import span_training, training
+from shirabe.evaluation import span_training, stage_figures, training
 from shirabe.evaluation.cases import load_cases
-from shirabe.evaluation.squad import read_squad, write_corpus
+from shirabe.evaluation.squad import read_squad, squad_questions, write_corpus
 from shirabe.settings import Settings
 from shirabe.tokenizers.registry import make_tokenizer
 
@@ -75,7 +75,7 @@ def examples_of(
         with cached.open("rb") as f:
             loaded: list[training.Example] = pickle.load(f)
         for e in loaded:  # examples cached before a field was added
-            for field, default in (("verdict", None), ("swapped", "")):
+            for field, default in (("verdict", None), ("swapped", ""), ("apart", False)):
                 if not hasattr(e, field):
                     setattr(e, field, default)
         return loaded
@@ -144,15 +144,15 @@ def main() -> None:
     write_model(tmp, spec)
     model = read_model(tmp)
     dev_own = [e for e in dev if e.own and not e.swapped]
-    threshold = training.choose_threshold(
-        training.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
+    threshold = stage_figures.choose_threshold(
+        stage_figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
     words_of = make_tokenizer(Settings()).words  # type: ignore[attr-defined]
     answers = {
         q.qid: q.answers
         for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
-        for q in write_corpus(read_squad(file), CACHE / "answerer" / "scratch", keep=keep)
+        for q in squad_questions(read_squad(file), keep)
     }
     span_forest, span_report = span_training.fit_spans(train, answers, spec, words_of)
     spec["span"] = span_forest
@@ -175,7 +175,7 @@ def main() -> None:
         "model_bytes": args.out.stat().st_size,
         "threshold": threshold,
         "oof_auc_train": trained.report["oof_auc"],
-        "jsquad_dev": training.evaluate(model, dev, threshold),
+        "jsquad_dev": stage_figures.evaluate(model, dev, threshold),
         "span_threshold": span_threshold,
         "span_f1_by_threshold_dev": span_f1,
         "span_rows": span_report["span_rows"],
@@ -186,7 +186,7 @@ def main() -> None:
     }
     if args.heldout:
         held = examples_of("jaquad-heldout", JAQUAD, lambda a: a % every == 1, args.refresh)
-        result["jaquad_heldout"] = training.evaluate(model, held, threshold)
+        result["jaquad_heldout"] = stage_figures.evaluate(model, held, threshold)
     for key, value in result.items():
         print(f"{key}: {value}")
     print(f"wrote {write_result('answerer', result)}")

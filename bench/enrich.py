@@ -23,14 +23,14 @@ from typing import Any
 from jsquad import (
     CANDIDATES,
     DEFAULT_FILE,
-    Question,
     fmt,
     paragraph_ranking,
     retrieval_metrics,
     seed_embeddings,
-    write_corpus,
 )
 from shirabe.engine import Shirabe
+from shirabe.evaluation.squad import SquadQuestion as Question
+from shirabe.evaluation.squad import write_corpus
 from shirabe.retrieval.fusion import zscore_fusion
 from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.settings import Settings

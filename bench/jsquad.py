@@ -24,7 +24,6 @@ import math
 import re
 import shutil
 import time
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,8 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.evaluation.span_training import char_f1
+from shirabe.evaluation.squad import SquadQuestion as Question
+from shirabe.evaluation.squad import nfkc, write_corpus
 from shirabe.records import Answer, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.retrieval.hits import hits_for
@@ -48,40 +49,6 @@ CANDIDATES = 100
 
 Fuse = Callable[[Mapping[str, list[tuple[int, float]]]], list[tuple[int, float]]]
 KS = (1, 5, 10)
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    qid: str
-    text: str
-    paragraph: str
-    answers: tuple[str, ...]
-    half: str
-
-
-def nfkc(text: str) -> str:
-    return unicodedata.normalize("NFKC", text)
-
-
-def write_corpus(data: Mapping[str, Any], folder: Path) -> list[Question]:
-    """One file per paragraph; articles alternate between halves A and B (for calibration)."""
-    questions: list[Question] = []
-    for a, article in enumerate(data["data"]):
-        half = "A" if a % 2 == 0 else "B"
-        title = article["title"]
-        for p, para in enumerate(article["paragraphs"]):
-            context = para["context"]
-            body = context.split(" [SEP] ", 1)[1] if " [SEP] " in context else context
-            rel = f"{half}/{a:03d}/{p:04d}.md"
-            path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = f"# {title}\n\n{body}\n"
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                path.write_text(text, encoding="utf-8")
-            for qa in para["qas"]:
-                answers = tuple(dict.fromkeys(x["text"] for x in qa["answers"]))
-                questions.append(Question(qa["id"], qa["question"], rel, answers, half))
-    return questions
 
 
 @dataclass

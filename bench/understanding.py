@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from jsquad import DEFAULT_FILE, cached_index, fmt, nfkc, paragraph_ranking, retrieval_metrics
+from jsquad import DEFAULT_FILE, cached_index, fmt, paragraph_ranking, retrieval_metrics
 from shirabe.answering.registry import make_chat
 from shirabe.engine import Shirabe
+from shirabe.evaluation.squad import nfkc
 from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding
 
 from common import percentile, write_result

@@ -85,7 +85,8 @@ def test_isotonic_calibration_interpolates_and_clips() -> None:
     assert calibrate(9.0) == pytest.approx(0.9)
 
 
-def _spec(line: list[str], question: list[str]) -> dict[str, object]:
+def leaf_spec(line: list[str], question: list[str]) -> dict[str, object]:
+    """A model file whose every tree is one leaf worth 0, for the features named."""
     leaf = {
         "feature": [-1],
         "threshold": [0],
@@ -107,7 +108,7 @@ def _spec(line: list[str], question: list[str]) -> dict[str, object]:
 
 def test_a_file_for_other_features_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "old.json.gz"
-    spec = _spec([*LINE_FEATURES[:-1], "retired"], list(QUESTION_FEATURES))
+    spec = leaf_spec([*LINE_FEATURES[:-1], "retired"], list(QUESTION_FEATURES))
     path.write_bytes(gzip.compress(json.dumps(spec).encode()))
     with pytest.raises(ModelFileError) as caught:
         read_model(path)
@@ -124,7 +125,7 @@ def test_a_broken_file_names_itself(tmp_path: Path) -> None:
 
 def test_written_file_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "m.json.gz"
-    write_model(path, _spec(list(LINE_FEATURES), list(QUESTION_FEATURES)))
+    write_model(path, leaf_spec(list(LINE_FEATURES), list(QUESTION_FEATURES)))
     model = read_model(path)
     assert isinstance(model, AnswerModel) and model.threshold == 0.4
     assert model.line_scores([[0.0] * len(LINE_FEATURES)]) == [0.5]

@@ -13,6 +13,7 @@ from shirabe.answering.features import LINE_FEATURES, QUESTION_FEATURES
 from shirabe.answering.learned import read_model
 from shirabe.cli.app import app
 
+from tests.answering.test_learned import leaf_spec
 from tests.support import SHARED, shared
 
 pytestmark = pytest.mark.slow
@@ -73,28 +74,8 @@ def test_a_model_for_other_features_is_refused_when_answering(tmp_path: Path) ->
     index = str(tmp_path / "index")
     assert runner.invoke(app, ["ingest", str(docs), "--index", index]).exit_code == 0
     old = tmp_path / "old.json"
-    leaf = {
-        "feature": [-1],
-        "threshold": [0],
-        "left": [0],
-        "right": [0],
-        "value": [0.0],
-        "roots": [0],
-        "depth": 1,
-    }
-    old.write_text(
-        json.dumps(
-            {
-                "format": 1,
-                "features": {"line": list(LINE_FEATURES[:-1]), "question": list(QUESTION_FEATURES)},
-                "line": leaf,
-                "question": leaf,
-                "calibration": {"x": [], "y": []},
-                "threshold": 0.5,
-            }
-        ),
-        encoding="utf-8",
-    )
+    spec = leaf_spec(list(LINE_FEATURES[:-1]), list(QUESTION_FEATURES))
+    old.write_text(json.dumps(spec), encoding="utf-8")
     result = runner.invoke(
         app, ["ask", "申請はいつまで？", "--index", index], env={"SHIRABE_ANSWER_MODEL": str(old)}
     )

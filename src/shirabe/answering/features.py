@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from shirabe.answering import fit
+from shirabe.answering import fit, tables
 from shirabe.text.normalize import folded
 from shirabe.text.terms import is_code
 
@@ -77,7 +77,6 @@ _NEGATION: Final = re.compile(r"ない|なかっ|ません|ず[、。に]|ぬ|�
 _NUMBER: Final = re.compile(r"\d")
 _FIELD: Final = re.compile(r"^\s*([^:：|\n]{1,20})[:：]\s*\S")
 _ROW: Final = re.compile(r"^\s*\|.*\|\s*$")
-_ITEM: Final = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,7 +274,7 @@ def line_features(q: Question, line: Line, peers: Sequence[Line]) -> list[float]
         float(field is not None and any(t.text in folded(field.group(1)) for t in terms)),
         float(field is not None),
         float(bool(_ROW.match(line.text))),
-        float(bool(_ITEM.match(line.text))),
+        float(bool(tables.LIST_MARKER.match(line.text))),
         float(line.is_record),
         float(line.is_summary),
         float(line.order),

@@ -13,7 +13,7 @@ from shirabe.answering import asking, fit, mentions
 from shirabe.records import Chunk
 from shirabe.text.normalize import folded
 
-_LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
+LIST_MARKER = re.compile(r"^\s*(?:[-*+・•●■□◆◇]|\d{1,3}[.)．）]|[（(]\d{1,3}[)）])\s*")
 
 
 _ALIGNED = re.compile(r"^([^\s:：|]{0,19}[^\s:：|\u3041-\u309f])[ \u3000]{2,}(\S.*[^。.])$")
@@ -26,7 +26,7 @@ _SPACES = re.compile(r"[ \u3000]+")
 def clean(sentence: str) -> str:
     """A sentence as quoted in an answer: without list markers or table pipes; a row laid out
     with spaces as ``項目: 値``; runs of spaces (full-width too) as one space."""
-    text = _LIST_MARKER.sub("", sentence).strip()
+    text = LIST_MARKER.sub("", sentence).strip()
     if text.startswith("|") and text.endswith("|"):
         text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
     aligned = _ALIGNED.match(text)
@@ -39,7 +39,7 @@ def is_item(text: str) -> bool:
     """A list item, a table row or a row laid out with spaces: not a sentence of prose."""
     stripped = text.strip()
     return bool(
-        _LIST_MARKER.match(stripped)
+        LIST_MARKER.match(stripped)
         or stripped.startswith("|")
         or _ALIGNED.match(stripped)
         or (len(stripped) <= 30 and not stripped.endswith("。"))

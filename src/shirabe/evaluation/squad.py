@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,15 +49,11 @@ def read_squad(path: Path) -> dict[str, Any]:
     return data
 
 
-def write_corpus(
-    data: Mapping[str, Any],
-    folder: Path,
-    *,
-    keep: Callable[[int], bool] = lambda _a: True,
-) -> list[SquadQuestion]:
-    """One Markdown file per paragraph of the articles ``keep`` accepts (by article number),
-    written only when missing or different; the questions of those paragraphs."""
-    questions: list[SquadQuestion] = []
+def paragraphs(
+    data: Mapping[str, Any], keep: Callable[[int], bool] = lambda _a: True
+) -> Iterator[tuple[str, str, list[SquadQuestion]]]:
+    """Each paragraph of the articles ``keep`` accepts (by article number): its file (relative
+    to the corpus folder), its Markdown text, and its questions that have answers."""
     for a, article in enumerate(data["data"]):
         if not keep(a):
             continue
@@ -67,14 +63,34 @@ def write_corpus(
             context = para["context"]
             body = context.split(" [SEP] ", 1)[1] if " [SEP] " in context else context
             rel = f"{half}/{a:03d}/{p:04d}.md"
-            path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            text = f"# {title}\n\n{body}\n"
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                path.write_text(text, encoding="utf-8")
-            for qa in para["qas"]:
-                answers = tuple(dict.fromkeys(x["text"] for x in qa.get("answers", [])))
-                if not answers:
-                    continue
-                questions.append(SquadQuestion(qa["id"], qa["question"], rel, answers, half, a))
-    return questions
+            questions = [
+                SquadQuestion(qa["id"], qa["question"], rel, answers, half, a)
+                for qa in para["qas"]
+                if (answers := tuple(dict.fromkeys(x["text"] for x in qa.get("answers", []))))
+            ]
+            yield rel, f"# {title}\n\n{body}\n", questions
+
+
+def squad_questions(
+    data: Mapping[str, Any], keep: Callable[[int], bool] = lambda _a: True
+) -> list[SquadQuestion]:
+    """The questions of the articles ``keep`` accepts, as :func:`write_corpus` gives them."""
+    return [q for _rel, _text, questions in paragraphs(data, keep) for q in questions]
+
+
+def write_corpus(
+    data: Mapping[str, Any],
+    folder: Path,
+    *,
+    keep: Callable[[int], bool] = lambda _a: True,
+) -> list[SquadQuestion]:
+    """One Markdown file per paragraph of the articles ``keep`` accepts (by article number),
+    written only when missing or different; the questions of those paragraphs."""
+    out: list[SquadQuestion] = []
+    for rel, text, questions in paragraphs(data, keep):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        out += questions
+    return out
