@@ -6,7 +6,6 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
@@ -92,8 +91,8 @@ _MARKER = 3
 @dataclass(frozen=True, slots=True)
 class Decision:
     """What the answerer made of the passages: the candidates ranked best first, why none
-    answers (None when one does), and the probability that one does (None without a
-    learned model)."""
+    answers (None when one does), and the probability that one does (None when nothing was
+    retrieved)."""
 
     ranked: list[Candidate]
     why: tuple[RefusalCode, str] | None
@@ -200,12 +199,11 @@ class ExtractiveGenerator:
             return Decision([], self.gate_reason(query, hits), 0.0)
         judgement = stage.judge(self.model, query, hits, candidates)
         probability = judgement.probability
-        unknown = self.unknown_codes(query, hits)
-        if unknown:
+        gate = self.gate_reason(query, hits)
+        if gate[0] == "unknown":
             # A code that no retrieved passage names: the training questions (Wikipedia)
             # hardly ever name codes, so the model has not learned what their absence means.
-            why = ("unknown", _quoted(query.text, unknown) + "についての記載が見つかりません")
-            return Decision(judgement.ranked, cast(tuple[RefusalCode, str], why), probability)
+            return Decision(judgement.ranked, gate, probability)
         ranked, found = self.answering(query, hits, judgement.ranked)
         if probability < self.answer_threshold:
             # The checks below name what is missing more precisely when they find it.
@@ -243,10 +241,9 @@ class ExtractiveGenerator:
         else:
             ranked = [c for c in ranked if c.hit_index < self._from_hits]
         if showing.is_record(hits[ranked[0].hit_index].chunk):  # the row that answers, whole
-            text, citation = showing.record(hits, ranked, self._max_chars - _MARKER)
-            return Answer(
-                query.text, clip(text, self._max_chars - 3) + "[1]", [citation], False, hits
-            )
+            text, citation = showing.record(hits, ranked, self._max_chars)
+            shown = clip(text, self._max_chars - _MARKER) + "[1]"
+            return Answer(query.text, shown, [citation], refused=False, hits=hits)
         if not showing.is_record(hits[0].chunk):  # fields of lower-ranked rows read as prose
             ranked = [c for c in ranked if not showing.is_record(hits[c.hit_index].chunk)] or ranked
         lines = self._lines(ranked, hits, query)
@@ -292,7 +289,8 @@ class ExtractiveGenerator:
             if c.hit_index == ranked[0].hit_index
             or showing.same_section(hits[c.hit_index].chunk, home)
         ]
-        if echoes(query, ranked[0].text):
+        echo = echoes(query, ranked[0].text)
+        if echo:
             told = showing.companion(ranked[0], ranked)
             rest = [*told, *(c for c in rest if not any(c is t for t in told))]
         for c in rest:
@@ -318,7 +316,7 @@ class ExtractiveGenerator:
                 used += len(listed) - len(c.text)
             lines.append((c, listed))
         best = ranked[0]
-        if echoes(query, best.text):  # the sentence that says what it leaves out follows it
+        if echo:  # the sentence that says what it leaves out follows it
             lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
         else:  # the answering line first, then the rest in document order
             lines.sort(key=lambda line: (line[0] is not best, line[0].hit_index, line[0].order))

@@ -229,7 +229,7 @@ def record(hits: Sequence[Hit], ranked: Sequence[Candidate], limit: int) -> tupl
     used = len(by_order[first]) + 3
     for c in lines:
         cost = len(by_order[c.order]) + 3
-        if c.order not in chosen and used + cost <= limit + 3:
+        if c.order not in chosen and used + cost <= limit:
             chosen.add(c.order)
             used += cost
     return " / ".join(by_order[o] for o in sorted(chosen)), Citation.of(1, hits[top])
