@@ -324,7 +324,6 @@ QUESTION_FEATURES: Final = (
     "any_holds_kind",
     *(f"asks_{k}" for k in (*KINDS, "none")),
     "question_weight",
-    "candidates",
 )
 """The features of a question over its candidates, in the order
 :func:`question_features` gives them."""
@@ -372,5 +371,4 @@ def question_features(
         *(float(kind is not None and kind.kind == k) for k in KINDS),
         float(kind is None),
         total,
-        float(len(rows)),
     ]

@@ -20,8 +20,6 @@ from shirabe.engine import Shirabe
 from shirabe.evaluation import stage_figures, training
 from shirabe.evaluation.cases import load_cases
 
-MAX_FALSE_REFUSALS = 0.03
-
 
 @contextmanager
 def _collecting(label: str) -> Iterator[Callable[[int, int], None]]:
@@ -108,7 +106,8 @@ def answerer_train(
         write_model(draft, spec)
         answerable = [e for e in choose_on if e.own and not e.swapped]
         spec["threshold"] = stage_figures.choose_threshold(
-            stage_figures.probabilities(read_model(draft), answerable).tolist(), MAX_FALSE_REFUSALS
+            stage_figures.probabilities(read_model(draft), answerable).tolist(),
+            stage_figures.MAX_FALSE_REFUSALS,
         )
         spec["meta"]["threshold_chosen_on"] = str(dev or f"{squad.name} (held-out articles)")
         write_model(out_file, spec)

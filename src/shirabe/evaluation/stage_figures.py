@@ -45,6 +45,11 @@ def probabilities(model: AnswerModel, examples: Sequence[Example]) -> np.ndarray
     return np.asarray(out)
 
 
+MAX_FALSE_REFUSALS = 0.02
+"""The share of a development set's answerable questions the stage may refuse, from which
+the default refusal threshold is chosen."""
+
+
 def choose_threshold(answerable: Sequence[float], max_false_refusals: float) -> float:
     """The highest threshold (rounded down to 0.001) at which at most ``max_false_refusals``
     of the answerable questions' probabilities fall below it."""
