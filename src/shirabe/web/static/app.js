@@ -429,7 +429,7 @@ function finish(node, data, question, categories) {
   if (data.refused && data.refusal_reason) node.append(el("div", { class: "reason" }, "理由: " + data.refusal_reason));
   if (typeof data.confidence === "number") {
     const percent = Math.round(data.confidence * 100);
-    node.append(el("div", { class: "reason confidence", title: "文書がこの質問に答えている確率（学習した判定による）" }, `答えが文書にある確率: ${percent}%`));
+    node.append(el("div", { class: "confidence", title: "文書がこの質問に答えている確率（学習した判定による）" }, `答えが文書にある確率: ${percent}%`));
   }
   if (citations.length) {
     const chips = el("div", { class: "chips" });
