@@ -21,7 +21,7 @@ from shirabe.answering.context import (
     near,
     restates,
 )
-from shirabe.answering.instructions import is_instruction
+from shirabe.answering.instructions import instruction_flags
 from shirabe.answering.learned import AnswerModel, load_model
 from shirabe.answering.refusal import refusal
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
@@ -155,12 +155,14 @@ class ExtractiveGenerator:
     def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
         found: list[tuple[int, int, str]] = []
         for i, hit in enumerate(hits):
-            for order, sentence in enumerate(split_sentences(hit.chunk.text)):
+            sentences = split_sentences(hit.chunk.text)
+            orders = instruction_flags(sentences)
+            for order, (sentence, ordering) in enumerate(zip(sentences, orders, strict=True)):
                 if (
                     tables.clean(sentence)
                     and not set(sentence) <= set("|-: ")
                     and not tables.is_header(hit.chunk.text, sentence)  # 施設名 | 施設コード
-                    and not is_instruction(sentence)
+                    and not ordering
                 ):
                     found.append((i, order, sentence))
         keys = [embedding_key(sentence_embedding_text(hits[i].chunk, s)) for i, _, s in found]
