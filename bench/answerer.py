@@ -123,6 +123,11 @@ def main() -> None:
     parser.add_argument(
         "--no-near-misses", action="store_true", help="train without the made near misses"
     )
+    parser.add_argument(
+        "--hold-out",
+        choices=sorted(CASE_SETS),
+        help="train without this corpus's cases, to measure its sets held out",
+    )
     args = parser.parse_args()
 
     every = args.every
@@ -131,12 +136,13 @@ def main() -> None:
     if args.no_near_misses:
         train = [e for e in train if not e.swapped]
     cases = case_examples_of(args.refresh)
-    for found in cases.values():
-        train = train + found * CASE_WEIGHT
+    for corpus, found in cases.items():
+        if corpus != args.hold_out:
+            train = train + found * CASE_WEIGHT
     started = time.perf_counter()
     data = (
         f"JaQuAD v0.1.0 train, articles a % {every} == 0; the cases of "
-        + ", ".join(n for _f, names in CASE_SETS.values() for n in names)
+        + ", ".join(n for c, (_f, names) in CASE_SETS.items() if c != args.hold_out for n in names)
         + f" (each counted {CASE_WEIGHT} times)"
     )
     trained = training.fit(train, data=data)
