@@ -163,6 +163,36 @@ def test_a_follow_up_answers_from_the_record_asked_only(sample_app: Shirabe) -> 
     assert len(sources) == 1 and "INC-2024-0004" in next(iter(sources))[1][-1]
 
 
+def test_a_follow_up_naming_another_case_answers_with_that_case(sample_app: Shirabe) -> None:
+    """部長の場合は？ after the 課長 question asks it again for 部長, and the answer starts
+    with the 部長 line of the list, not the 課長 one again."""
+    first = sample_app.ask("課長が出張で泊まるホテル代はいくらまで会社が出してくれますか？")
+    assert first.text.startswith("課長: １泊あたり１２，０００円"), first.text
+    follow = sample_app.ask("部長の場合は？", history=[Turn(first.question, first.text)])
+    assert follow.standalone is not None and follow.standalone.startswith("部長が出張で")
+    assert follow.text.startswith("部長: １泊あたり１４，０００円"), follow.text
+    assert "１２，０００円" not in follow.text
+
+
+def test_a_question_asking_for_a_specification_answers_with_the_table(
+    sample_app: Shirabe,
+) -> None:
+    """仕様を教えて: the table under the heading 基本仕様, not the slide line that names
+    where to ask about 仕様 (製品の仕様・在庫：営業部…)."""
+    answer = sample_app.ask("AQ-300の仕様を教えてください")
+    assert not answer.refused, answer.refusal_reason
+    assert answer.text.startswith("品番: AQ-300 / 本体色:"), answer.text
+    assert "営業推進課" not in answer.text
+    assert answer.citations[0].heading_path[-1] == "基本仕様"
+
+
+def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
+    """The comparison table's header names the products by code: it is not a row."""
+    answer = sample_app.ask("AQ-300の価格はいくらですか？")
+    assert "54,780円" in answer.text
+    assert "項目 /" not in answer.text
+
+
 def test_every_answer_carries_its_probability(sample_app: Shirabe) -> None:
     answered = sample_app.ask("INC-2024-0004の原因は何ですか？")
     refused = sample_app.ask("AQ-300の1か月の電気代はいくらですか？")

@@ -222,6 +222,13 @@ def test_a_key_value_tables_first_row_is_a_row() -> None:
     assert not is_header(spec, "| 質量 | 約9.2kg |")
 
 
+def test_codes_in_a_header_are_not_figures() -> None:
+    """A comparison table has a column per product: its header names them by code."""
+    table = "| 項目 | AQ-300（新製品） | AQ-250 |\n|---|---|---|\n| 価格 | 54,780円 | 43,780円 |"
+    assert is_header(table, "| 項目 | AQ-300（新製品） | AQ-250 |")
+    assert not is_header(table, "| 価格 | 54,780円 | 43,780円 |")
+
+
 def _sentences(*texts: str) -> list[Candidate]:
     return [Candidate(0, order, text, 0.0, None) for order, text in enumerate(texts)]
 

@@ -65,6 +65,17 @@ from shirabe.llm.protocol import Message
             "部長の場合は？",
             "部長の場合、東京に出張したときの宿泊費の上限はいくらですか?",
         ),
+        # a condition naming another value of the kind the previous question named
+        (
+            "課長が出張で泊まるホテル代はいくらまで会社が出してくれますか？",
+            "部長の場合は？",
+            "部長が出張で泊まるホテル代はいくらまで会社が出してくれますか?",
+        ),
+        (
+            "東京支店の電話番号は？",
+            "大阪支店の場合は？",
+            "大阪支店の電話番号は?",
+        ),
         # a condition that is another case of the previous one takes its place
         (
             "本人が結婚するときの慶弔休暇は何日ですか？",
@@ -93,6 +104,29 @@ from shirabe.llm.protocol import Message
 )
 def test_a_follow_up_made_standalone(before: str, question: str, searched: str) -> None:
     assert standalone(question, [Turn(before, "…")]) == searched
+
+
+@pytest.mark.parametrize(
+    ("before", "answer", "searched"),
+    [
+        # the answer lists both as cases: the value asked before is replaced
+        (
+            "課長の出張手当は？",
+            "課長: １泊あたり１２，０００円[1]\n部長: １泊あたり１４，０００円[1]",
+            "部長の出張手当は?",
+        ),
+        # the answer lists the new value, not one the question named: a condition
+        (
+            "担当者の出張手当は？",
+            "部長: １泊あたり１４，０００円[1]",
+            "部長の場合、担当者の出張手当は?",
+        ),
+    ],
+)
+def test_the_answers_cases_say_which_values_are_of_one_kind(
+    before: str, answer: str, searched: str
+) -> None:
+    assert standalone("部長の場合は？", [Turn(before, answer)]) == searched
 
 
 def test_the_first_question_is_kept_as_typed() -> None:

@@ -207,7 +207,8 @@ class ExtractiveGenerator:
             # hardly ever name codes, so the model has not learned what their absence means.
             return Decision(judgement.ranked, gate, probability)
         ranked, found = self.answering(query, hits, judgement.ranked)
-        if probability < self.answer_threshold:
+        whole = found is None and showing.listing(query, hits, ranked, self._from_hits)
+        if probability < self.answer_threshold and not whole:
             # The checks below name what is missing more precisely when they find it.
             why = found or stage.reason(judgement)
             return Decision(ranked, why, probability, judgement)
@@ -237,7 +238,14 @@ class ExtractiveGenerator:
         judgement: stage.Judgement | None = None,
     ) -> Answer:
         """The answer quoted from the candidates ranked best first, the short answer first
-        when the learned stage finds one."""
+        when the learned stage finds one; a question asking for a whole table or list
+        (仕様を教えてください) is answered with its rows."""
+        rows = showing.listing(query, hits, ranked, self._from_hits)
+        if rows:
+            listed = " / ".join(showing.shown(c, hits) for c in rows)
+            shown = clip(listed, self._max_chars - _MARKER) + "[1]"
+            citation = Citation.of(1, hits[rows[0].hit_index])
+            return Answer(query.text, shown, [citation], refused=False, hits=hits)
         if ranked[0].hit_index >= self._from_hits:  # the answer lies deeper: take it alone
             ranked = ranked[:1]
         else:
@@ -305,10 +313,16 @@ class ExtractiveGenerator:
             {id(c): c for c in (showing.introducing(c, ranked) or c for c in chosen)}.values()
         )
         lines: list[tuple[Candidate, str]] = []
+        best = ranked[0]
         for c in chosen:
             cases = showing.cases(c, ranked)
             if not cases:
                 lines.append((c, showing.shown(c, hits)))
+                continue
+            named = showing.named_case(cases, query.text)
+            if named is not None:  # 課長 asked: its case first, then what the list says of all
+                lines += [(named, showing.shown(named, hits)), (c, showing.shown(c, hits))]
+                best = named
                 continue
             listed = " / ".join(showing.shown(o, hits) for o in cases)
             if used + len(listed) + _MARKER + 1 <= self._max_chars:  # the sentence too
@@ -317,7 +331,6 @@ class ExtractiveGenerator:
             else:
                 used += len(listed) - len(c.text)
             lines.append((c, listed))
-        best = ranked[0]
         if echo:  # the sentence that says what it leaves out follows it
             lines.sort(key=lambda line: (line[0].hit_index, line[0].order))
         else:  # the answering line first, then the rest in document order

@@ -14,7 +14,9 @@
 5. A fragment (「重さは？」「部長の場合は？」) or a question with no subject of its own
    (「何時に復旧しましたか？」) is asked with the previous subject in front
    (「AQ-300の重さは？」), or, when it names a condition (〜の場合, 〜なら, 〜では), as the
-   previous question under that condition.
+   previous question under that condition; a condition that names another value of the kind
+   the previous question named (部長の場合は？ after 課長が出張で…) takes its place
+   (部長が出張で…).
 
 The previous question is the standalone form of the turn before, so a third turn carries the
 subject of the first.
@@ -199,7 +201,11 @@ def _standalone(question: str, history: Sequence[Turn]) -> str:
     if _needs_context(body) and previous:
         condition = _CONDITION.match(body)
         if condition:
-            return _in_place(condition.group(1), previous) or f"{condition.group(1)}、{previous}"
+            return (
+                _in_place(condition.group(1), previous)
+                or _sibling(condition.group(1), previous, history[-1].answer)
+                or f"{condition.group(1)}、{previous}"
+            )
         if about:
             joint = "の" if "は" in body else "は"  # AQ-300の重さは？ / INC-…は何時に…
             return f"{about}{joint}{_ENDING.sub('', body)}{_question_end(body)}"
@@ -251,6 +257,30 @@ def _in_place(condition: str, previous: str) -> str | None:
     if not any(_NOUN.fullmatch(pair) for pair in shared):  # 結婚, not the kana of するとき
         return None
     return f"{core}の場合の{case.group(2)}"
+
+
+_ANSWER_KEY = re.compile(r"(?:^|\n| / )([^\n:：/\[\]]{1,20}?)[:：]")
+"""A case's key as an answer shows it: 部長 of 部長: １泊あたり１４，０００円."""
+
+
+def _sibling(condition: str, previous: str, answer: str) -> str | None:
+    """The previous question with the value the condition names in place of the one of its
+    kind it named (部長の場合 after 課長が出張で泊まるホテル代は…: 部長が出張で…): a value
+    is of the kind of another when the previous answer lists both as cases (役員: … / 部長:
+    … / 課長: …), or, when it lists neither, when both are nouns ending in the same character
+    (部長 and 課長, 東京支店 and 大阪支店). None when the previous question names no such
+    value, or names the condition's already."""
+    core = _CONDITION_WORDS.sub("", condition).strip()
+    if len(core) < 2 or core in previous or not _NOUN.fullmatch(core):
+        return None
+    keys = {k.strip() for k in _ANSWER_KEY.findall(_plain(answer))}
+    if core in keys:
+        named = [k for k in keys if k != core and k in previous]
+    else:
+        named = [n for n in _NOUN.findall(previous) if n != core and n[-1] == core[-1]]
+    if len(set(named)) != 1:
+        return None
+    return previous.replace(named[0], core, 1)
 
 
 def _replacement(word: str, about: str, after: str) -> str:

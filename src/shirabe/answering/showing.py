@@ -6,10 +6,11 @@ field that dates the asked event. Pure functions over candidate sentences."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Final
 
-from shirabe.answering import tables
+from shirabe.answering import asking, fit, mentions, tables
 from shirabe.answering.context import REFERS, Candidate
 from shirabe.records import Chunk, Citation, Hit
 from shirabe.retrieval.query import Query
@@ -32,6 +33,58 @@ def cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
             break
         cases.append(c)
     return cases
+
+
+def named_case(cases: Sequence[Candidate], question: str) -> Candidate | None:
+    """The one case the question names by its key (課長 of 課長が出張で泊まるホテル代は…,
+    among 役員 / 部長 / 課長 / 一般社員), or None when it names none or several."""
+    plain = unicodedata.normalize("NFKC", question)
+    named = [
+        c
+        for c in cases
+        if (key := tables.label(c.text)) and unicodedata.normalize("NFKC", key) in plain
+    ]
+    return named[0] if len(named) == 1 else None
+
+
+_WHOLE = re.compile(r"(?:を|について)(?:教えて|知りたい|見せて)|一覧|(?<!と)(?:は|って)[?？]?$")
+"""Questions that ask for a whole thing (仕様を教えてください, 消耗品の一覧, 機能は？), not
+for a fact of it (いくら, 何kg) nor what it is (とは)."""
+
+
+def listing(
+    query: Query, hits: Sequence[Hit], ranked: Sequence[Candidate], within: int
+) -> list[Candidate]:
+    """The rows or items of the table or list that a question asking for a whole thing names
+    by its heading (AQ-300の仕様を教えてください: the table under 基本仕様, not the slide line
+    製品の仕様・在庫：営業部… that mentions the word), in document order; empty when the
+    question asks for a fact of some kind, or no table or list among the first ``within``
+    passages has such a heading and names what the question names besides (its codes, the X
+    of XのY), in its file name, headings or text. A passage of prose under that heading (仕様:
+    別紙をご覧ください) is not the table asked.
+
+    The learned stage was taught on questions asking for one fact: that a table's heading is
+    the very thing asked for is a signal it has not seen, so this rule answers from such a
+    table even where the stage's probability is low."""
+    if not _WHOLE.search(unicodedata.normalize("NFKC", query.text)):
+        return []
+    nouns = asking.key_nouns(query.words())
+    if not nouns or fit.answer_kind(query.text) is not None:
+        return []
+    asked, named = nouns[-1], [*fit.codes(query.text), *nouns[:-1]]  # XのYを教えて: Y of X
+    for i, hit in enumerate(hits[:within]):
+        chunk = hit.chunk
+        heading = chunk.heading_path[-1] if chunk.heading_path else ""
+        if asked not in unicodedata.normalize("NFKC", heading).lower():
+            continue
+        where = "\n".join([chunk.source, *chunk.heading_path, chunk.text])
+        if mentions.missing_terms(named, where):  # 性能 of AQ-250, under AQ-300's heading
+            continue
+        items = sorted((c for c in ranked if c.hit_index == i), key=lambda c: c.order)
+        rows = [c for c in items if tables.is_item(c.text)]
+        if len(rows) >= 2 and 2 * len(rows) > len(items):
+            return rows
+    return []
 
 
 def introducing(item: Candidate, ranked: Sequence[Candidate]) -> Candidate | None:

@@ -35,6 +35,20 @@ def clean(sentence: str) -> str:
     return _SPACES.sub(" ", text)
 
 
+def label(item: str) -> str | None:
+    """What a list item or row is the case of: its key (部長 of ``・部長　　１泊あたり…``, of
+    ``部長：１泊あたり…`` or of ``| 部長 | 14,000円 |``); None for an item without one."""
+    text = LIST_MARKER.sub("", item).strip()
+    if text.startswith("|"):
+        cells = row_cells(text)
+        return cells[0] or None if len(cells) >= 2 else None
+    aligned = _ALIGNED.match(text)
+    if aligned:
+        return aligned[1]
+    key = re.match(r"^([^:：、。]{1,20})[:：]\s*\S", text)
+    return key[1].strip() if key else None
+
+
 def is_item(text: str) -> bool:
     """A list item, a table row or a row laid out with spaces: not a sentence of prose."""
     stripped = text.strip()
@@ -69,13 +83,19 @@ def table_header(text: str, row: str) -> list[str] | None:
     return None
 
 
+_CODES = re.compile(r"[A-Za-z]+[-_]?\d[0-9A-Za-z]*(?:[-_][0-9A-Za-z]+)*")
+"""Product and model codes (AQ-300, MC500) as written in a table's header."""
+
+
 def is_header(text: str, row: str) -> bool:
     """Whether ``row`` is the header of a Markdown table in ``text`` (a line of column names
     followed by the ``|---|`` line) holding no figure: it names what the rows hold. A first
     row with a figure (``| 質量 | 約9.2kg |`` of a key-value table whose loader made it the
-    header) is a row like the others."""
+    header) is a row like the others; the digits of a code (``| 項目 | AQ-300（新製品） |``,
+    one column per product) are not a figure."""
     wanted = row.strip()
-    if not wanted.startswith("|") or re.search(r"\d", unicodedata.normalize("NFKC", wanted)):
+    plain = _CODES.sub("", unicodedata.normalize("NFKC", wanted))
+    if not wanted.startswith("|") or re.search(r"\d", plain):
         return False
     lines = [line.strip() for line in text.splitlines()]
     return any(
