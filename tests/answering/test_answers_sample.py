@@ -186,6 +186,15 @@ def test_a_question_asking_for_a_specification_answers_with_the_table(
     assert answer.citations[0].heading_path[-1] == "基本仕様"
 
 
+def test_a_record_asked_by_its_code_answers_from_that_record(sample_app: Shirabe) -> None:
+    """The section's summary lists every incident of 2024 with its title; the question asks
+    what one of them was: its own row or section answers, not the list."""
+    answer = sample_app.ask("INC-2024-0004はどんな障害ですか")
+    assert not answer.refused, answer.refusal_reason
+    assert "証明書" in answer.text
+    assert "INC-2024-0001" not in answer.text and "項目（8件）" not in answer.text
+
+
 def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
     """The comparison table's header names the products by code: it is not a row."""
     answer = sample_app.ask("AQ-300の価格はいくらですか？")

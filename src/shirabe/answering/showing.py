@@ -258,6 +258,26 @@ def is_record(chunk: Chunk) -> bool:
     return "row" in chunk.locator
 
 
+def of_records(
+    codes: Sequence[str], hits: Sequence[Hit], candidates: Sequence[Candidate]
+) -> list[Candidate]:
+    """The candidates without the lines of a section's summary (「障害記録（2024年）」の項目
+    （8件）: INC-2024-0001 …、INC-2024-0004 …) when the question names codes that a passage
+    of their own holds (the INC-2024-0004 section, its row): a summary tells what a section
+    holds and how many, not what one of its records says."""
+    if not codes:
+        return list(candidates)
+    owning = [
+        h
+        for h in hits
+        if not h.chunk.is_summary
+        and not mentions.missing_terms(codes, "\n".join([*h.chunk.heading_path, h.chunk.text]))
+    ]
+    if not owning:
+        return list(candidates)
+    return [c for c in candidates if not hits[c.hit_index].chunk.is_summary]
+
+
 def same_section(chunk: Chunk, other: Chunk) -> bool:
     """Two passages of one section of one file (not rows: each row is a record of its own)."""
     return (
