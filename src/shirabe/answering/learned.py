@@ -56,37 +56,41 @@ class Forest:
     base: float = 0.0
 
     def raw(self, rows: Array) -> Array:
-        """The summed tree outputs for each row (log-odds for a binary model)."""
+        """The summed tree outputs for each row (log-odds for a binary model). Every
+        (row, tree) pair walks down at once, level by level; pairs that reached a leaf drop
+        out of the walk."""
         if rows.ndim != 2:
             raise ValueError("rows must be a 2-D array")
-        n = rows.shape[0]
-        if n == 0 or self.roots.size == 0:
+        n, trees = rows.shape[0], self.roots.size
+        if n == 0 or trees == 0:
             return np.full(n, self.base)
-        node = np.broadcast_to(self.roots, (n, self.roots.size)).copy()
-        at = np.arange(n)[:, None]
-        for _ in range(self.depth):
-            feat = self.feature[node]
+        node = np.tile(self.roots, n)
+        row = np.repeat(np.arange(n), trees)
+        walking = np.arange(node.size)
+        while walking.size:
+            at = node[walking]
+            feat = self.feature[at]
             inner = feat >= 0
-            if not inner.any():
-                break
-            x = rows[at, np.where(inner, feat, 0)]
-            go_left = x <= self.threshold[node]
-            step = np.where(go_left, self.left[node], self.right[node])
-            node = np.where(inner, step, node)
-        total: Array = self.value[node].sum(axis=1) + self.base
+            walking, at, feat = walking[inner], at[inner], feat[inner]
+            go_left = rows[row[walking], feat] <= self.threshold[at]
+            node[walking] = np.where(go_left, self.left[at], self.right[at])
+        total: Array = self.value[node].reshape(n, trees).sum(axis=1) + self.base
         return total
 
     def contributions(self, row: Sequence[float]) -> Array:
         """How much each feature moved this row's output (Saabas: the change of the expected
         value at each split along the path), one figure per feature."""
         out = np.zeros(int(self.feature.max(initial=-1)) + 1)
-        for root in self.roots:
-            node = int(root)
-            while self.feature[node] >= 0:
-                f = int(self.feature[node])
-                nxt = int(self.left[node] if row[f] <= self.threshold[node] else self.right[node])
-                out[f] += self.value[nxt] - self.value[node]
-                node = nxt
+        values = np.asarray(row, dtype=np.float64)
+        node = self.roots.copy()
+        while node.size:
+            feat = self.feature[node]
+            inner = feat >= 0
+            node, feat = node[inner], feat[inner]
+            go_left = values[feat] <= self.threshold[node]
+            step = np.where(go_left, self.left[node], self.right[node])
+            np.add.at(out, feat, self.value[step] - self.value[node])
+            node = step
         return out
 
     @classmethod
