@@ -34,6 +34,8 @@ pytestmark = pytest.mark.slow
         ("AQ-300の加湿フィルターはどうやって交換しますか？", "「交換」"),
         ("AQ-300の入タイマーは何時間まで設定できますか？", "「入タイマー」"),
         ("ミナモクリアのお試し用ボトルの値段は？", "「お試し用ボトル」"),
+        # a figure in another unit is no answer: the watts of 消費電力 for デシベル
+        ("AQ-300の消費電力は何デシベルですか？", "「消費電力」"),
     ],
 )
 def test_a_near_miss_is_refused_with_its_reason(
@@ -55,6 +57,8 @@ def test_a_near_miss_is_refused_with_its_reason(
         # the row of the parts table, below passages about the other filters
         ("AQ-300の加湿フィルターの交換目安は何年ですか？", "約5年"),
         ("詰め替え用はいくらですか？", "3,520円"),  # the row's last word
+        ("AQ-300の運転音は何デシベルですか？", "19〜52dB"),  # written dB
+        ("AQ-300の電源は何ボルトですか？", "100V"),
     ],
 )
 def test_the_answer_holds_the_kind_of_fact_asked(
@@ -200,6 +204,13 @@ def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
     answer = sample_app.ask("AQ-300の価格はいくらですか？")
     assert "54,780円" in answer.text
     assert "項目 /" not in answer.text
+
+
+def test_a_row_answers_alone(sample_app: Shirabe) -> None:
+    """Each row of a table is a record: the 運転音 row is not followed by the price row."""
+    answer = sample_app.ask("AQ-300の運転音は何デシベルですか？")
+    assert answer.text.startswith("運転音"), answer.text
+    assert "\n" not in answer.text and "円" not in answer.text
 
 
 def test_every_answer_carries_its_probability(sample_app: Shirabe) -> None:

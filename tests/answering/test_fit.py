@@ -123,6 +123,13 @@ def test_a_question_whose_form_does_not_say(question: str) -> None:
         ("何人ですか？", "約150名が接続できなかった", True),
         ("何人ですか？", "約4,800台で操作できなくなった", False),
         ("何℃以上ですか？", "40℃以上のお湯は入れないでください", True),
+        # units of measure spelled in katakana in the question, as symbols in the documents
+        ("運転音は何デシベルですか？", "| 運転音 | 19〜52dB |", True),
+        ("運転音は何デシベルですか？", "| 質量 | 約9.2kg |", False),
+        ("電源は何ボルトですか？", "電源はAC100V 50/60Hz", True),
+        ("周波数は何ヘルツですか？", "電源はAC100V 50/60Hz", True),
+        ("容量は何ギガですか？", "内蔵メモリ 64GB", True),
+        ("バッテリーは何ミリアンペア時？", "容量 5,000mAh", True),
         ("なぜですか？", "開発コードネームは「しずく」。", False),
         ("なぜですか？", "更新担当者の異動時に引き継ぎが漏れたため、通知が届かなかった。", True),
         ("誰ですか？", "担当: 例田 次郎", True),

@@ -289,7 +289,7 @@ class ExtractiveGenerator:
 
         Every line comes from the best sentence's passage, or from a passage of the same
         file and section: a line of another record (the next incident's measure, another
-        product's price) is never added beside the answer."""
+        product's price, another row of the table) is never added beside the answer."""
         chosen = [ranked[0]]
         used = min(len(ranked[0].text), self._max_chars - _MARKER) + _MARKER
         home = hits[ranked[0].hit_index].chunk
@@ -299,6 +299,8 @@ class ExtractiveGenerator:
             if c.hit_index == ranked[0].hit_index
             or showing.same_section(hits[c.hit_index].chunk, home)
         ]
+        if tables.is_row(ranked[0].text):  # each row of a table is a record of its own
+            rest = [c for c in rest if not tables.is_row(c.text) or showing.named_row(c, query)]
         echo = echoes(query, ranked[0].text)
         if echo:
             told = showing.companion(ranked[0], ranked)

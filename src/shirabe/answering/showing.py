@@ -87,6 +87,13 @@ def listing(
     return []
 
 
+def named_row(row: Candidate, query: Query) -> bool:
+    """Whether the question names the row by its key (質量 of …いくらですか？ 質量は？)."""
+    key = tables.label(row.text)
+    plain = unicodedata.normalize("NFKC", query.text)
+    return bool(key) and unicodedata.normalize("NFKC", key or "") in plain
+
+
 def introducing(item: Candidate, ranked: Sequence[Candidate]) -> Candidate | None:
     """The sentence that introduces the list ``item`` is a case of (上限は次のとおりとする for
     一般社員: １泊あたり１０，０００円), or None."""

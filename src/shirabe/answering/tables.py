@@ -60,6 +60,12 @@ def is_item(text: str) -> bool:
     )
 
 
+def is_row(text: str) -> bool:
+    """A row of a Markdown table (``| 運転音 | 19〜52dB |``)."""
+    stripped = text.strip()
+    return stripped.startswith("|") and stripped.endswith("|")
+
+
 def row_cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
