@@ -199,6 +199,12 @@ def test_a_record_asked_by_its_code_answers_from_that_record(sample_app: Shirabe
     assert "INC-2024-0001" not in answer.text and "項目（8件）" not in answer.text
 
 
+def test_a_records_field_asked_comes_right_after_its_key(sample_app: Shirabe) -> None:
+    """担当者 of an incident: the row's 担当 field follows its 管理番号, before the rest."""
+    answer = sample_app.ask("INC-2024-0004の担当者は誰ですか？")
+    assert answer.text.startswith("管理番号: INC-2024-0004 / 担当: 例田 次郎"), answer.text
+
+
 def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
     """The comparison table's header names the products by code: it is not a row."""
     answer = sample_app.ask("AQ-300の価格はいくらですか？")

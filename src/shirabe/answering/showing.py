@@ -299,8 +299,8 @@ def same_section(chunk: Chunk, other: Chunk) -> bool:
 
 def record(hits: Sequence[Hit], ranked: Sequence[Candidate], limit: int) -> tuple[str, Citation]:
     """A spreadsheet or CSV row as its answer: its first field (usually the key, such as
-    管理番号) and the best-matching fields that fit in ``limit`` characters, in row order, as
-    ``field / field``, with the citation of its row."""
+    管理番号), the field that answers, then the other best-matching fields that fit in
+    ``limit`` characters in row order, as ``field / field``, with the citation of its row."""
     top = ranked[0].hit_index
     lines = [c for c in ranked if c.hit_index == top]  # best first
     by_order = {c.order: tables.clean(c.text) for c in lines}
@@ -312,4 +312,6 @@ def record(hits: Sequence[Hit], ranked: Sequence[Candidate], limit: int) -> tupl
         if c.order not in chosen and used + cost <= limit:
             chosen.add(c.order)
             used += cost
-    return " / ".join(by_order[o] for o in sorted(chosen)), Citation.of(1, hits[top])
+    best = ranked[0].order
+    shown = [first, *([best] if best != first else []), *sorted(chosen - {first, best})]
+    return " / ".join(by_order[o] for o in shown), Citation.of(1, hits[top])
