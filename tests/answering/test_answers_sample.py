@@ -205,6 +205,23 @@ def test_a_records_field_asked_comes_right_after_its_key(sample_app: Shirabe) ->
     assert answer.text.startswith("管理番号: INC-2024-0004 / 担当: 例田 次郎"), answer.text
 
 
+@pytest.mark.parametrize(
+    ("question", "short"),
+    [
+        # the figure in brackets after 詰め替え用, not the 本体ボトル's before it
+        ("詰め替え用には何mL入っていますか", "1,200mLです。"),
+        # a row with a column per product: the figure of the column the question names
+        ("AQ-300のメーカー希望小売価格はいくらですか？", "54,780円です。"),
+    ],
+)
+def test_the_short_answer_is_the_figure_asked(
+    sample_app: Shirabe, question: str, short: str
+) -> None:
+    answer = sample_app.ask(question)
+    assert answer.short == short, answer.text
+    assert answer.text.startswith(short)
+
+
 def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
     """The comparison table's header names the products by code: it is not a row."""
     answer = sample_app.ask("AQ-300の価格はいくらですか？")

@@ -257,7 +257,7 @@ class ExtractiveGenerator:
         if not showing.is_record(hits[0].chunk):  # fields of lower-ranked rows read as prose
             ranked = [c for c in ranked if not showing.is_record(hits[c.hit_index].chunk)] or ranked
         lines = self._lines(ranked, hits, query)
-        short = self._short(query, ranked, lines, judgement)
+        short = self._short(query, hits, ranked, lines, judgement)
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
         pieces = [short] if short else []  # the asked figure alone, then where it is written
@@ -342,6 +342,7 @@ class ExtractiveGenerator:
     def _short(
         self,
         query: Query,
+        hits: Sequence[Hit],
         ranked: list[Candidate],
         lines: list[tuple[Candidate, str]],
         judgement: stage.Judgement | None,
@@ -351,12 +352,16 @@ class ExtractiveGenerator:
         likely as the model's span threshold and it fits before the lines."""
         if judgement is None or not ranked:
             return None
-        top = ranked[: stage.SPAN_LINES]
+        top = [
+            (c, text)
+            for c in ranked[: stage.SPAN_LINES]
+            if (text := showing.span_source(c, hits, query.text)) is not None
+        ]
         span, p = stage.best_span(
             self.model,
             judgement.question,
-            [c.text for c in top],
-            [c.score for c in top],
+            [text for _c, text in top],
+            [c.score for c, _text in top],
             query.words_of,
         )
         if not span or p < self.model.span_threshold:

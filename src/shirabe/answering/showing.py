@@ -94,6 +94,31 @@ def named_row(row: Candidate, query: Query) -> bool:
     return bool(key) and unicodedata.normalize("NFKC", key or "") in plain
 
 
+def span_source(c: Candidate, hits: Sequence[Hit], question: str) -> str | None:
+    """The text a short answer may be taken from in a candidate line: the line itself, or,
+    for a row of a table with a column per thing (| 価格 | 54,780円 | 43,780円 | under
+    AQ-300 and AQ-250), the cell of the one column the question names, with its header;
+    None when it names none or several of them (which figure is asked, the row alone does
+    not say)."""
+    header = tables.table_header(hits[c.hit_index].chunk.text, c.text)
+    cells = tables.row_cells(c.text)
+    if not header or len(header) != len(cells) or len(cells) < 3:
+        return c.text
+    plain = unicodedata.normalize("NFKC", question).lower()
+    named = [
+        i
+        for i in range(1, len(header))
+        if (core := _PAREN.sub("", unicodedata.normalize("NFKC", header[i])).strip().lower())
+        and core in plain
+    ]
+    if len(named) != 1:
+        return None
+    return f"{header[named[0]]}: {cells[named[0]]}"
+
+
+_PAREN: Final = re.compile(r"[（(][^）)]*[）)]")
+
+
 def introducing(item: Candidate, ranked: Sequence[Candidate]) -> Candidate | None:
     """The sentence that introduces the list ``item`` is a case of (上限は次のとおりとする for
     一般社員: １泊あたり１０，０００円), or None."""

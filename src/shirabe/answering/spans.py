@@ -58,8 +58,14 @@ class Span:
     """The whole run (not a part of one)."""
 
 
+_GROUPED: Final = re.compile(r"\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?")
+"""A number written with thousands separators (1,200, 54,780): its commas break nothing."""
+
+
 def _joins(word: Word) -> bool:
     surface, _normal, pos = word
+    if _GROUPED.fullmatch(surface):
+        return True
     if not surface.strip() or any(ch in _BREAKS for ch in surface):
         return False
     head = pos[0] if pos else ""
@@ -174,9 +180,13 @@ def span_features(
     matched = [
         i
         for i, w in enumerate(words)
-        if (len(folded(w[0])) > 1 and folded(w[0]) in asked)
-        or any(t.text == folded(w[0]) for t in q.terms)
+        if not _asked_unit(q, w[0])
+        and (
+            (len(folded(w[0])) > 1 and folded(w[0]) in asked)
+            or any(t.text == folded(w[0]) for t in q.terms)
+        )
     ]
+    matched = _with_runs(words, matched)
     fixed = _kind_flags(q) + _wh_flags(q.text)
     rows: list[list[float]] = []
     n = max(len(words), 1)
@@ -224,6 +234,31 @@ def span_features(
             ]
         )
     return rows
+
+
+def _with_runs(words: Sequence[Word], matched: Sequence[int]) -> list[int]:
+    """The matched words with the words joined to them (用 of 詰め替え用, whatever part of
+    speech 詰め替え is read as): a figure in brackets after a compound is as near to it as
+    to its first word."""
+    out = set(matched)
+    for i in matched:
+        j = i
+        while j > 0 and _joins(words[j - 1]):
+            j -= 1
+            out.add(j)
+        j = i
+        while j + 1 < len(words) and _joins(words[j + 1]):
+            j += 1
+            out.add(j)
+    return sorted(out)
+
+
+def _asked_unit(q: Question, surface: str) -> bool:
+    """Whether a word of the line is the unit the question asks its figure in (mL of 何mL):
+    every figure of that kind has it, so it does not place the answer near the question's
+    words."""
+    unit = q.kind.unit if q.kind is not None else None
+    return bool(unit) and re.fullmatch(unit or "", folded(surface)) is not None
 
 
 def _share(pattern: re.Pattern[str], text: str) -> float:
