@@ -251,6 +251,7 @@ def main() -> None:
     raw: list[dict[str, list[ScoredId]]] = []
     latencies: list[float] = []
     ask_latencies: list[float] = []
+    answer_latencies: list[float] = []
     tally = Tally()
     generator = app.generator
     for q in questions:
@@ -264,6 +265,7 @@ def main() -> None:
         t2 = time.perf_counter()
         latencies.append(t1 - t0)
         ask_latencies.append(t2 - t0)
+        answer_latencies.append(t2 - t1)
         raw.append(rankings)
         assert len(answer.text) <= settings.answer_max_chars, answer.text
         ok = tally.add(answer, q, prefix)
@@ -309,6 +311,9 @@ def main() -> None:
         "search_p95_ms": 1000 * percentile(latencies, 95),
         "ask_p50_ms": 1000 * percentile(ask_latencies, 50),
         "ask_p95_ms": 1000 * percentile(ask_latencies, 95),
+        # the answering step alone, question by question (ask less its search)
+        "answer_p50_ms": 1000 * percentile(answer_latencies, 50),
+        "answer_p95_ms": 1000 * percentile(answer_latencies, 95),
     }
     print(f"questions: {len(questions)}")
     for name, metrics in results.items():
