@@ -138,7 +138,7 @@ def main() -> None:
             lgb.Dataset(train[0], train[1], group=train[2]),
             p["rounds"],
         )
-        learned = first_is_gold(booster.predict(dev[0]), dev)
+        learned = first_is_gold(np.asarray(booster.predict(dev[0]), np.float64), dev)
         result[f"lambdamart_{p['num_leaves']}_{p['rounds']}_top1_dev"] = learned
         print(f"LambdaMART {p['num_leaves']} leaves, {p['rounds']} rounds: {learned:.4f}")
     write_result("passage_ranking", result)

@@ -26,7 +26,6 @@ from shirabe.answering import stage
 from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.engine import Shirabe
 from shirabe.evaluation.training import noun_pool, swap
-from shirabe.records import Hit
 from shirabe.retrieval.hits import hits_for
 
 from common import write_result
@@ -64,13 +63,13 @@ def main() -> None:
         threshold = extractive.answer_threshold
         pool = noun_pool(app, sample)
 
-        def judge(kind: str, text: str, keep: list[Hit] | None = None) -> None:
+        def judge(kind: str, text: str, without: str | None = None) -> None:
             query = app.query(text)
             rankings = app.retriever.rankings(query, CANDIDATES)  # type: ignore[attr-defined]
             fused = app.retriever.fuse(rankings, CANDIDATES)  # type: ignore[attr-defined]
             hits = hits_for(app.store, fused, rankings)
-            if keep is not None:
-                hits = [h for h in hits if h.chunk.source.removeprefix(prefix) != keep]
+            if without is not None:  # the question's own paragraph left out
+                hits = [h for h in hits if h.chunk.source.removeprefix(prefix) != without]
             hits = hits[: settings.top_k]
             candidates = extractive.candidates(query, hits)
             if not candidates:
@@ -85,7 +84,7 @@ def main() -> None:
 
         for n, q in enumerate(sample):
             judge("answerable", q.text)
-            judge("without own", q.text, keep=q.paragraph)  # type: ignore[arg-type]
+            judge("without own", q.text, without=q.paragraph)
             if rng.random() < 0.5:
                 text = (corpus / q.paragraph).read_text(encoding="utf-8")
                 swapped = swap(app.query(q.text).words(), text, pool, rng)

@@ -5,9 +5,16 @@ from __future__ import annotations
 import pytest
 
 from shirabe.answering.context import Candidate
-from shirabe.answering.extractive import clip, coverage, may_count
+from shirabe.answering.extractive import clip, coverage
 from shirabe.answering.fit import answer_kind, short_answer
-from shirabe.answering.showing import NAMES, companion, dated_first, names_someone, naming_first
+from shirabe.answering.showing import (
+    NAMES,
+    companion,
+    dated_first,
+    may_count,
+    names_someone,
+    naming_first,
+)
 from shirabe.answering.tables import (
     clean,
     is_header,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -23,8 +21,7 @@ from shirabe.answering.context import (
 )
 from shirabe.answering.instructions import instruction_flags
 from shirabe.answering.learned import AnswerModel, load_model
-from shirabe.answering.refusal import refusal
-from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
+from shirabe.answering.refusal import quoted, refusal
 from shirabe.indexing.passages import embedding_key, sentence_embedding_text
 from shirabe.records import Answer, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
@@ -53,35 +50,6 @@ def clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return text[: max(limit - 1, 1)] + "…"
-
-
-def may_count(text: str, focus: Sequence[str]) -> bool:
-    """Whether a count in ``text`` may count what the question asks about (``focus``): a
-    section summary counts its sub-sections, what its title names (「障害記録（2024年）」の
-    項目（8件） for 障害は何件, not for タイムアウトした申請は何件), and its line of codes mixes
-    every kind of code."""
-    text = text.lstrip()
-    if text.startswith(CODES_HEAD):
-        return False
-    items = ITEMS_LINE.match(text)
-    return not items or not focus or len(mentions.missing_terms(focus, items["title"])) < len(focus)
-
-
-def _quoted(question: str, terms: Sequence[str]) -> str:
-    """Terms as the question spells them (AQ-250, not aq-250), each in 「」; terms written
-    next to each other in the question are one (「東出張所」, not 「東」「出張所」), and a fee
-    looked for as what it pays for is shown as asked (「電気代」, not 「電気」)."""
-    plain = unicodedata.normalize("NFKC", question)
-    shown: list[str] = []
-    end = -1
-    for term in terms:
-        found = re.search(re.escape(term) + "(?:代)?", plain, re.IGNORECASE)
-        if found and shown and found.start() == end:
-            shown[-1] += found.group()
-        else:
-            shown.append(found.group() if found else term)
-        end = found.end() if found else -1
-    return "".join(f"「{t}」" for t in shown)
 
 
 _MARKER = 3
@@ -149,7 +117,7 @@ class ExtractiveGenerator:
             return "no_passage", "質問に関係する文書が見つかりません"
         unknown = self.unknown_codes(query, hits)
         if unknown:
-            return "unknown", _quoted(query.text, unknown) + "についての記載が見つかりません"
+            return "unknown", quoted(query.text, unknown) + "についての記載が見つかりません"
         return "weak", "質問に十分近い記載が見つかりません"
 
     def candidates(self, query: Query, hits: Sequence[Hit]) -> list[Candidate]:
@@ -401,7 +369,7 @@ class ExtractiveGenerator:
         if unknown:
             return ranked, (
                 "unknown",
-                _quoted(query.text, unknown) + "についての記載が見つかりません",
+                quoted(query.text, unknown) + "についての記載が見つかりません",
             )
         asked = fit.answer_kind(query.text)
         fitting = self._holding(query, asked, codes, hits, ranked)
@@ -450,7 +418,7 @@ class ExtractiveGenerator:
                 f"表には{keys}の{figure.name}がありますが、質問のものについての記載は見つかりません",
             )
         if figure and apart:
-            where = _quoted(query.text, apart)
+            where = quoted(query.text, apart)
             shown = f"{where}の{figure.name}（{figure.asked}）"
             return ranked, ("terms", f"{shown}を示す記載が見つかりません")
         unmet = [c.clause for c in conditions if set(c.terms) & set(missing)]
@@ -462,10 +430,10 @@ class ExtractiveGenerator:
             )
         if asked is not None and missing and set(missing) <= set(codes):
             # the code is in the documents (else it is unknown), not next to such a figure
-            shown = f"{_quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
+            shown = f"{quoted(query.text, missing)}の{asked.name}（{asked.asked}）"
             return ranked, ("terms", f"{shown}を示す記載が見つかりません")
         spelled = compound_nouns.whole_words(missing, compounds)  # 入タイマー, not 入
-        return ranked, ("terms", _quoted(query.text, spelled) + "についての記載が見つかりません")
+        return ranked, ("terms", quoted(query.text, spelled) + "についての記載が見つかりません")
 
     def _holding(
         self,
@@ -492,7 +460,7 @@ class ExtractiveGenerator:
             holds = [
                 c
                 for c in holds
-                if not hits[c.hit_index].chunk.is_summary or may_count(c.text, focus)
+                if not hits[c.hit_index].chunk.is_summary or showing.may_count(c.text, focus)
             ]
         if asked.kind == "reason":
             named = asking.key_nouns(query.words())

@@ -12,6 +12,7 @@ from typing import Final
 
 from shirabe.answering import asking, fit, mentions, tables
 from shirabe.answering.context import REFERS, Candidate
+from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
 from shirabe.records import Chunk, Citation, Hit
 from shirabe.retrieval.query import Query
 
@@ -340,3 +341,15 @@ def record(hits: Sequence[Hit], ranked: Sequence[Candidate], limit: int) -> tupl
     best = ranked[0].order
     shown = [first, *([best] if best != first else []), *sorted(chosen - {first, best})]
     return " / ".join(by_order[o] for o in shown), Citation.of(1, hits[top])
+
+
+def may_count(text: str, focus: Sequence[str]) -> bool:
+    """Whether a count in ``text`` may count what the question asks about (``focus``): a
+    section summary counts its sub-sections, what its title names (「障害記録（2024年）」の
+    項目（8件） for 障害は何件, not for タイムアウトした申請は何件), and its line of codes mixes
+    every kind of code."""
+    text = text.lstrip()
+    if text.startswith(CODES_HEAD):
+        return False
+    items = ITEMS_LINE.match(text)
+    return not items or not focus or len(mentions.missing_terms(focus, items["title"])) < len(focus)
