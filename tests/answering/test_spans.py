@@ -6,13 +6,12 @@ from shirabe.answering import spans
 from shirabe.answering.features import question
 from shirabe.answering.spans import SPAN_FEATURES, span_features
 
-NOUN = ("名詞", "普通名詞", "一般", "*", "*", "*")
-NUMERAL = ("名詞", "数詞", "*", "*", "*", "*")
+from tests.answering.test_features import NOUN, NUMERAL, PARTICLE
+
 SUFFIX = ("接尾辞", "名詞的", "一般", "*", "*", "*")
 UNIT = ("名詞", "普通名詞", "助数詞可能", "*", "*", "*")
 BRACKET_OPEN = ("補助記号", "括弧開", "*", "*", "*", "*")
 BRACKET_CLOSE = ("補助記号", "括弧閉", "*", "*", "*", "*")
-PARTICLE = ("助詞", "格助詞", "*", "*", "*", "*")
 
 # 本体ボトル（500mL）と詰め替え用（1200mL）
 LINE = [
