@@ -225,7 +225,11 @@ def test_the_watch_command_prints_each_change_and_stops_on_ctrl_c(tmp_path: Path
                 assert time.monotonic() - started < WAIT, (lines, errors)
                 time.sleep(0.2)
             process.send_signal(signal.SIGINT)
-            assert process.wait(timeout=30) == 0
+            try:
+                code = process.wait(timeout=WAIT)
+            except subprocess.TimeoutExpired:
+                raise AssertionError(f"still running {WAIT:.0f} s after Ctrl-C: {errors}") from None
+            assert code == 0, errors
             time.sleep(0.5)
             assert any("stopped watching" in line for line in errors), errors
         finally:
