@@ -6,6 +6,7 @@ reported is found by the periodic scan."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -200,15 +201,30 @@ def collected(stream: IO[str] | None) -> list[str]:
     return lines
 
 
+@contextlib.contextmanager
+def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
+    """Ctrl-C for the command started inside, as a terminal gives it: a test run started as a
+    background job ignores SIGINT, a child inherits that through exec, and Python then
+    installs no KeyboardInterrupt (the command would never stop)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def test_the_watch_command_prints_each_change_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "総務").mkdir(parents=True)
     env = dict(os.environ, SHIRABE_WATCH_DEBOUNCE_MS="300", PYTHONUNBUFFERED="1")
     command = [sys.executable, "-m", "shirabe", "watch", str(docs), "--index",
                str(tmp_path / "index")]  # fmt: skip
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    ) as process:
+    with (
+        _ctrl_c_as_at_a_terminal(),
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        ) as process,
+    ):
         try:
             lines, errors = collected(process.stdout), collected(process.stderr)
             started = time.monotonic()
