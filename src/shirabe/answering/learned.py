@@ -72,8 +72,7 @@ class Forest:
             feat = self.feature[at]
             inner = feat >= 0
             walking, at, feat = walking[inner], at[inner], feat[inner]
-            go_left = rows[row[walking], feat] <= self.threshold[at]
-            node[walking] = np.where(go_left, self.left[at], self.right[at])
+            node[walking] = self._child(at, rows[row[walking], feat])
         total: Array = self.value[node].reshape(n, trees).sum(axis=1) + self.base
         return total
 
@@ -87,11 +86,17 @@ class Forest:
             feat = self.feature[node]
             inner = feat >= 0
             node, feat = node[inner], feat[inner]
-            go_left = values[feat] <= self.threshold[node]
-            step = np.where(go_left, self.left[node], self.right[node])
+            step = self._child(node, values[feat])
             np.add.at(out, feat, self.value[step] - self.value[node])
             node = step
         return out
+
+    def _child(self, node: npt.NDArray[np.int64], x: Array) -> npt.NDArray[np.int64]:
+        """The child each inner ``node`` sends its value ``x`` to (``<=`` goes left)."""
+        child: npt.NDArray[np.int64] = np.where(
+            x <= self.threshold[node], self.left[node], self.right[node]
+        )
+        return child
 
     @classmethod
     def of(cls, spec: Mapping[str, Any]) -> Forest:
