@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -60,12 +60,14 @@ _MARKER = 3
 class Decision:
     """What the answerer made of the passages: the candidates ranked best first, why none
     answers (None when one does), and the probability that one does (None when nothing was
-    retrieved)."""
+    retrieved); ``listed``: the rows of the table or list a question asking for a whole thing
+    is answered with (:func:`shirabe.answering.showing.listing`), empty for other answers."""
 
     ranked: list[Candidate]
     why: tuple[RefusalCode, str] | None
     probability: float | None = None
     judgement: stage.Judgement | None = None
+    listed: list[Candidate] = field(default_factory=list)
 
 
 class ExtractiveGenerator:
@@ -175,12 +177,12 @@ class ExtractiveGenerator:
             # hardly ever name codes, so the model has not learned what their absence means.
             return Decision(judgement.ranked, gate, probability)
         ranked, found = self.answering(query, hits, judgement.ranked)
-        whole = found is None and showing.listing(query, hits, ranked, self._from_hits)
+        whole = showing.listing(query, hits, ranked, self._from_hits) if found is None else []
         if probability < self.answer_threshold and not whole:
             # The checks below name what is missing more precisely when they find it.
             why = found or stage.reason(judgement)
             return Decision(ranked, why, probability, judgement)
-        return Decision(ranked, found, probability, judgement)
+        return Decision(ranked, found, probability, judgement, whole)
 
     def why_not(self, query: Query, hits: list[Hit]) -> tuple[RefusalCode, str] | None:
         """Why the passages cannot answer, as :meth:`generate` would refuse; None when a
@@ -192,7 +194,9 @@ class ExtractiveGenerator:
         if decision.why or not decision.ranked:
             answer = self.refuse(query, hits, decision.why)
         else:
-            answer = self._written(query, hits, decision.ranked, decision.judgement)
+            answer = self._written(
+                query, hits, decision.ranked, decision.judgement, decision.listed
+            )
         answer.confidence = decision.probability
         if decision.judgement is not None:
             answer.confidence_factors = self.model.explain(decision.judgement.question_row)
@@ -204,15 +208,15 @@ class ExtractiveGenerator:
         hits: list[Hit],
         ranked: list[Candidate],
         judgement: stage.Judgement | None = None,
+        listed: Sequence[Candidate] = (),
     ) -> Answer:
         """The answer quoted from the candidates ranked best first, the short answer first
         when the learned stage finds one; a question asking for a whole table or list
-        (仕様を教えてください) is answered with its rows."""
-        rows = showing.listing(query, hits, ranked, self._from_hits)
-        if rows:
-            listed = " / ".join(showing.shown(c, hits) for c in rows)
-            shown = clip(listed, self._max_chars - _MARKER) + "[1]"
-            citation = Citation.of(1, hits[rows[0].hit_index])
+        (仕様を教えてください) is answered with its rows (``listed``)."""
+        if listed:
+            rows = " / ".join(showing.shown(c, hits) for c in listed)
+            shown = clip(rows, self._max_chars - _MARKER) + "[1]"
+            citation = Citation.of(1, hits[listed[0].hit_index])
             return Answer(query.text, shown, [citation], refused=False, hits=hits)
         if ranked[0].hit_index >= self._from_hits:  # the answer lies deeper: take it alone
             ranked = ranked[:1]
@@ -268,7 +272,9 @@ class ExtractiveGenerator:
             or showing.same_section(hits[c.hit_index].chunk, home)
         ]
         if tables.is_row(ranked[0].text):  # each row of a table is a record of its own
-            rest = [c for c in rest if not tables.is_row(c.text) or showing.named_row(c, query)]
+            rest = [
+                c for c in rest if not tables.is_row(c.text) or showing.names_key(c, query.text)
+            ]
         echo = echoes(query, ranked[0].text)
         if echo:
             told = showing.companion(ranked[0], ranked)

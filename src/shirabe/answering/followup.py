@@ -36,6 +36,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from shirabe.answering import tables
 from shirabe.answering.mentions import char_pairs
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.errors import GeneratorError
@@ -259,10 +260,6 @@ def _in_place(condition: str, previous: str) -> str | None:
     return f"{core}の場合の{case.group(2)}"
 
 
-_ANSWER_KEY = re.compile(r"(?:^|\n| / )([^\n:：/\[\]]{1,20}?)[:：]")
-"""A case's key as an answer shows it: 部長 of 部長: １泊あたり１４，０００円."""
-
-
 def _sibling(condition: str, previous: str, answer: str) -> str | None:
     """The previous question with the value the condition names in place of the one of its
     kind it named (部長の場合 after 課長が出張で泊まるホテル代は…: 部長が出張で…): a value
@@ -273,7 +270,8 @@ def _sibling(condition: str, previous: str, answer: str) -> str | None:
     core = _CONDITION_WORDS.sub("", condition).strip()
     if len(core) < 2 or core in previous or not _NOUN.fullmatch(core):
         return None
-    keys = {k.strip() for k in _ANSWER_KEY.findall(_plain(answer))}
+    pieces = re.split(r"\n| / ", _plain(answer))  # 役員: … / 部長: …, a case a line
+    keys = {k for piece in pieces if (k := tables.label(piece))}
     if core in keys:
         named = [k for k in keys if k != core and k in previous]
     else:

@@ -36,15 +36,19 @@ def cases(intro: Candidate, ranked: Sequence[Candidate]) -> list[Candidate]:
     return cases
 
 
+def names_key(item: Candidate, question: str) -> bool:
+    """Whether the question names a list item or row by its key (課長 of 課長が出張で…, 質量
+    of …いくらですか？ 質量は？)."""
+    key = tables.label(item.text)
+    return bool(key) and unicodedata.normalize("NFKC", key or "") in unicodedata.normalize(
+        "NFKC", question
+    )
+
+
 def named_case(cases: Sequence[Candidate], question: str) -> Candidate | None:
     """The one case the question names by its key (課長 of 課長が出張で泊まるホテル代は…,
     among 役員 / 部長 / 課長 / 一般社員), or None when it names none or several."""
-    plain = unicodedata.normalize("NFKC", question)
-    named = [
-        c
-        for c in cases
-        if (key := tables.label(c.text)) and unicodedata.normalize("NFKC", key) in plain
-    ]
+    named = [c for c in cases if names_key(c, question)]
     return named[0] if len(named) == 1 else None
 
 
@@ -86,13 +90,6 @@ def listing(
         if len(rows) >= 2 and 2 * len(rows) > len(items):
             return rows
     return []
-
-
-def named_row(row: Candidate, query: Query) -> bool:
-    """Whether the question names the row by its key (質量 of …いくらですか？ 質量は？)."""
-    key = tables.label(row.text)
-    plain = unicodedata.normalize("NFKC", query.text)
-    return bool(key) and unicodedata.normalize("NFKC", key or "") in plain
 
 
 def span_source(c: Candidate, hits: Sequence[Hit], question: str) -> str | None:
@@ -298,15 +295,12 @@ def of_records(
     （8件）: INC-2024-0001 …、INC-2024-0004 …) when the question names codes that a passage
     of their own holds (the INC-2024-0004 section, its row): a summary tells what a section
     holds and how many, not what one of its records says."""
-    if not codes:
-        return list(candidates)
-    owning = [
-        h
-        for h in hits
-        if not h.chunk.is_summary
+    owned = codes and any(
+        not h.chunk.is_summary
         and not mentions.missing_terms(codes, "\n".join([*h.chunk.heading_path, h.chunk.text]))
-    ]
-    if not owning:
+        for h in hits
+    )
+    if not owned:
         return list(candidates)
     return [c for c in candidates if not hits[c.hit_index].chunk.is_summary]
 

@@ -27,7 +27,7 @@ def clean(sentence: str) -> str:
     """A sentence as quoted in an answer: without list markers or table pipes; a row laid out
     with spaces as ``項目: 値``; runs of spaces (full-width too) as one space."""
     text = LIST_MARKER.sub("", sentence).strip()
-    if text.startswith("|") and text.endswith("|"):
+    if is_row(text):
         text = " / ".join(cell.strip() for cell in text.strip("|").split("|") if cell.strip())
     aligned = _ALIGNED.match(text)
     if aligned:
