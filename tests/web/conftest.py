@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,6 +36,18 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     url = f"http://127.0.0.1:{port}"
     with running(command, f"{url}/healthz", log=base / "server.log", cwd=ROOT):
         yield {"url": url, "token": token, "base": str(base)}
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A failed browser test shows the end of the server's log beside it."""
+    report = yield
+    base = getattr(item, "funcargs", {}).get("server", {}).get("base")
+    if report.failed and base:
+        log = Path(base) / "server.log"
+        if log.exists():
+            report.sections.append(("server log", log.read_text(errors="replace")[-4000:]))
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -30,11 +30,19 @@ def ask(page: Any, question: str) -> Any:
     page.fill("#question", question)
     page.press("#question", "Enter")
     answer = page.locator(".msg.a").nth(before)
-    page.wait_for_function(
-        "n => { const a = document.querySelectorAll('.msg.a')[n];"
-        " return a && !a.hasAttribute('aria-busy'); }",
-        arg=before,
-    )
+    try:
+        page.wait_for_function(
+            "n => { const a = document.querySelectorAll('.msg.a')[n];"
+            " return a && !a.hasAttribute('aria-busy'); }",
+            arg=before,
+        )
+    except Exception as exc:  # the page as it stood says where it stopped
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('.msg')].slice(-3)"
+            ".map(m => m.className + (m.getAttribute('aria-busy') ? ' (busy)' : '') + ': '"
+            " + m.innerText.slice(0, 200))"
+        )
+        raise AssertionError(f"{question!r} was not answered; last messages: {shown}") from exc
     return answer
 
 

@@ -161,7 +161,7 @@ async def ask_stream(
 ) -> EventSourceResponse:
     """Server-sent events: ``hits``, ``token`` (many), ``citations``, ``done``; or
     ``error``. Closing the connection stops the answer being written."""
-    asking = Asking(who, server, body, request)
+    asking = await run_in_threadpool(Asking, who, server, body, request)  # reads the store
     events = server.shirabe.ask_stream(
         body.question, k=body.top_k, filters=asking.filters, history=asking.turns
     )
