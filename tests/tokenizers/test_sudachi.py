@@ -622,3 +622,17 @@ def test_importing_the_engine_does_not_load_sudachi() -> None:
 )
 def test_middle_dot_separates_words(text: str, expected: list[str]) -> None:
     assert SudachiTokenizer(bigrams=False).tokenize(text) == expected
+
+
+def test_a_line_read_again_gives_the_same_terms_and_a_list_of_its_own(
+    with_bigrams: SudachiTokenizer,
+) -> None:
+    tok = with_bigrams
+    line = "AQ-300の運転音は約35dBです。"
+    first = tok.tokenize(line)
+    first.append("書き足した語")  # the caller's list is its own
+    again = tok.tokenize(line)
+    assert "書き足した語" not in again
+    assert again == SudachiTokenizer().tokenize(line)  # kept terms are the terms
+    long = "運転音" * 200  # longer than a line: read each time, same terms
+    assert tok.tokenize(long) == tok.tokenize(long)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Dash-like characters that stand for a hyphen when they sit between two alphanumerics.
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212"
@@ -19,6 +20,7 @@ def normalize(text: str) -> str:
     return _CHOONPU_RE.sub("-", text)
 
 
+@lru_cache(maxsize=1 << 16)
 def folded(text: str) -> str:
     """NFKC and lower case: the form in which a question and a passage are compared."""
     return unicodedata.normalize("NFKC", text).lower()

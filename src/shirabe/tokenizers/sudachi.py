@@ -37,6 +37,10 @@ _CJK_RUN_RE = re.compile(
 )
 # Sudachi rejects inputs over 49,149 UTF-8 bytes; pieces of this many characters always fit.
 _MAX_PIECE_CHARS: Final = 8192
+_KEPT_LINES: Final = 8192
+"""Short texts whose terms are kept (most recent first): the lines of the passages a question
+retrieves are read again for the next question about the same documents."""
+_KEPT_CHARS: Final = 400
 _BREAK_CHARS: Final = "\n。!?"
 
 _DROPPED_POS: Final = frozenset({"助詞", "助動詞", "空白"})
@@ -150,6 +154,7 @@ class SudachiTokenizer:
         self._bigrams = bigrams
         self._local = threading.local()
         self._signature: str | None = None
+        self._kept = lru_cache(maxsize=_KEPT_LINES)(self._terms)
 
     @property
     def mode(self) -> SplitModeName:
@@ -170,8 +175,14 @@ class SudachiTokenizer:
         return self._signature
 
     def tokenize(self, text: str) -> list[str]:
-        """Index terms for one text; the same text always gives the same terms."""
+        """Index terms for one text; the same text always gives the same terms (a short
+        text's are kept, so reading it again costs nothing)."""
+        if len(text) <= _KEPT_CHARS:
+            return list(self._kept(text))
         return self._tokenize(text, self._sudachi())
+
+    def _terms(self, text: str) -> tuple[str, ...]:
+        return tuple(self._tokenize(text, self._sudachi()))
 
     def words(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
         """Sudachi's words of a short text: surface, normalised form and part of speech."""
