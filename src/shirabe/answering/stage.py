@@ -153,19 +153,20 @@ def best_span(
     if model.spans is None or not spans.asks_for_span(q):
         return "", 0.0
     order = sorted(range(len(lines)), key=lambda i: -line_scores[i])[:SPAN_LINES]
-    best = ("", 0.0)
-    for rank, i in enumerate(order):
+    texts: list[str] = []
+    rows: list[list[float]] = []
+    for rank, i in enumerate(order):  # the spans of every line are scored in one pass
         words = words_of(lines[i])
         found = spans.spans(words)
         if not found:
             continue
-        scores = model.span_scores(
-            spans.span_features(q, words, found, float(line_scores[i]), rank)
-        )
-        fitting = [j for j in range(len(found)) if spans.fits(q, found[j].text)]
-        if not fitting:
-            continue
-        k = max(fitting, key=lambda j: scores[j])
-        if scores[k] > best[1]:
-            best = (found[k].text, scores[k])
-    return best
+        described = spans.span_features(q, words, found, float(line_scores[i]), rank)
+        for span, row in zip(found, described, strict=True):
+            if spans.fits(q, span.text):
+                texts.append(span.text)
+                rows.append(row)
+    if not rows:
+        return "", 0.0
+    scores = model.span_scores(rows)
+    k = max(range(len(rows)), key=lambda j: scores[j])
+    return texts[k], scores[k]
