@@ -245,6 +245,43 @@ def test_statistics_follow_deletes(store: Store) -> None:
     assert [h.score for h in after] == pytest.approx([float(expected[0])] * 2, rel=1e-6)
 
 
+def test_a_reader_scores_as_an_index_of_only_what_they_may_read(
+    store: Store, kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Scores are a side channel: a word that also appears in a restricted file looks rarer
+    than its twin that does not, and scores lower. Every reader's scores, and so their order,
+    are those of an index built from exactly the files they may read."""
+    if kind == "postgres":
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="known gap: statistics of the whole index")
+        )
+    public = {
+        "/d/public/a.md": ["himitsu-alpha 案内。社内 の 案内"],
+        "/d/public/b.md": ["himitsu-bravo 案内。社内 の 案内"],
+    }
+    for path, texts in public.items():
+        put_file(store, path, texts)
+    put_file(store, "/d/hr/c.md", ["himitsu-alpha 給与。給与 明細 一覧 表"], groups=("hr",))
+    only = EmbeddedStore(tmp_path / "only-public", k1=K1, b=B)
+    only.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+    for path, texts in public.items():
+        put_file(only, path, texts)
+    outsider = restrict(None, Reader(groups=frozenset({"sales"})))
+    everything = [s.chunk_id for s in store.search_lexical(["案内", "himitsu-alpha"], 10)]
+    for level in ("chunk", "sentence"):
+        for query in (["himitsu-alpha"], ["himitsu-bravo"], ["himitsu-alpha", "社内", "案内"]):
+            seen = store.search_lexical(query, 5, outsider, level=level)
+            expected = only.search_lexical(query, 5, level=level)
+            assert paths(store, seen) == paths(only, expected), (level, query)
+            assert [h.score for h in seen] == pytest.approx([h.score for h in expected]), query
+            rescored = store.search_lexical(query, 5, outsider, level=level, within=everything)
+            assert [h.score for h in rescored] == pytest.approx([h.score for h in expected])
+        alpha = store.search_lexical(["himitsu-alpha"], 1, outsider, level=level)
+        bravo = store.search_lexical(["himitsu-bravo"], 1, outsider, level=level)
+        assert alpha[0].score == pytest.approx(bravo[0].score)  # the twins look alike
+    only.close()
+
+
 def test_retokenizing_replaces_every_term(store: Store) -> None:
     put_file(store, "/d/a.md", ["給与 支払日。 賞与 6月。", "経費 精算"])
     assert store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="prefixed") is True
@@ -576,6 +613,8 @@ def test_both_stores_rank_and_score_alike(tmp_path: Path, database_url: str) -> 
 
             for level in ("chunk", "sentence"):
                 for method, query in (("search_lexical", words), ("search_dense", q)):
+                    if method == "search_lexical" and filters:
+                        continue  # PostgreSQL's known gap: test_a_reader_scores_as_an_index…
                     a = getattr(embedded, method)(query, 10, filters, level=level)
                     b = getattr(server, method)(query, 10, filters, level=level)
                     assert keyed(embedded, a) == keyed(server, b), (trial, level, method)

@@ -26,6 +26,7 @@ from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf
 from shirabe.stores.embedded.filters import contains
 from shirabe.stores.embedded.postings import term_hash
+from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
     IdArray,
     Segment,
@@ -92,6 +93,7 @@ class SegmentIndex:
         self.k1 = k1
         self.b = b
         self._view: _View | None = None
+        self._readers = ReaderCollections()
 
     # reading
 
@@ -188,13 +190,16 @@ class SegmentIndex:
         *,
         level: Level = "chunk",
         within: IdArray | None = None,
+        readable: IdArray | None = None,
     ) -> list[ScoredId]:
-        """BM25 with collection statistics over all live segments; zero scores are dropped.
+        """BM25; zero scores are dropped.
 
         ``terms`` are query terms with weights (a plain list weighs each occurrence once).
         ``allowed``: the sorted ids of the chunks that may be returned (None: every chunk).
         With ``within``, only those chunks are scored, at a cost that grows with their number
         rather than with the index (second-stage re-scoring of candidates).
+        ``readable``: the sorted ids of every chunk the reader may read; the collection
+        statistics are theirs (see ``readers.py``). None: the statistics of all segments.
         """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
@@ -208,8 +213,16 @@ class SegmentIndex:
         hashes = np.asarray(sorted(by_hash), dtype=np.uint64)
         query_weight = np.asarray([by_hash[int(h)] for h in hashes], dtype=np.float64)
         ranges = [seg.postings(level).lookup(hashes) for seg in view.segments]
-        df = sum((hi - lo for lo, hi in ranges), np.zeros(len(hashes), dtype=np.int64))
-        term_idf = idf(df, view.rows[level]) * query_weight
+        if readable is None:
+            df = sum((hi - lo for lo, hi in ranges), np.zeros(len(hashes), dtype=np.int64))
+            collection_rows, avg_len = view.rows[level], view.avg_len[level]
+        else:
+            reader = self._readers.get(view.stamp, view.segments, view.alive, level, readable)
+            df = reader.frequencies(view.segments, level, ranges)
+            collection_rows, avg_len = reader.rows, reader.avg_len
+            if collection_rows == 0:
+                return []
+        term_idf = idf(df, collection_rows) * query_weight
         results: list[ScoredId] = []
         for seg, alive, (lo, hi) in zip(view.segments, view.alive, ranges, strict=True):
             if seg.size == 0 or not np.any(hi > lo):
@@ -218,15 +231,13 @@ class SegmentIndex:
             if within is not None:
                 docs, rows, owner = seg.rows_of(level, within)
                 row_scores = postings.score_rows(
-                    rows, lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
+                    rows, lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b
                 )
                 scores = _max_by_owner(row_scores, owner, len(docs))
                 ids = np.asarray(seg.chunk_ids)[docs]
                 mask = np.asarray(alive)[docs] & (scores > 0)
             else:
-                all_rows = postings.score(
-                    lo, hi, term_idf, avg_len=view.avg_len[level], k1=self.k1, b=self.b
-                )
+                all_rows = postings.score(lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b)
                 scores = seg.to_chunks(level, all_rows)
                 ids = np.asarray(seg.chunk_ids)
                 mask = alive & (scores > 0)

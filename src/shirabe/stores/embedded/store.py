@@ -401,9 +401,15 @@ class EmbeddedStore:
         within: Sequence[int] | None = None,
     ) -> list[ScoredId]:
         only = _ids(within)
+        conn = self._conn()
+        # the statistics are those of what the reader may read (the rest of a filter narrows
+        # the search, as a folder chosen in the page does, not the collection it scores in)
+        access = Filters(groups=filters.groups) if filters and filters.groups is not None else None
+        readable = self._allowed.ids(conn, access)
         return self.segments.search_lexical(
-            terms, k, self._allowed.ids(self._conn(), filters, only), level=level, within=only
-        )
+            terms, k, self._allowed.ids(conn, filters, only), level=level, within=only,
+            readable=readable,
+        )  # fmt: skip
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         return self.segments.document_frequencies(terms)
