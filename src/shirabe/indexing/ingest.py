@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,9 +34,10 @@ from shirabe.indexing.tags import (
     TAGS_VERSION,
     UPLOADED_BY,
     groups_json,
+    groups_of,
     tags_version,
 )
-from shirabe.indexing.walk import on_disk, walk
+from shirabe.indexing.walk import escape, on_disk, walk
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.loaders.worker import TimedLoader
@@ -160,12 +162,16 @@ class Ingestor:
             report.files.append(self._fail(self.place(path), reason))
         files: list[tuple[Path, Place]] = []
         problems: list[tuple[Place, str]] = []
+        refused: list[tuple[Place, str]] = []  # links not followed: for admins only
         for given, place in placed:
             try:
-                if given.is_dir():
-                    found, met = self._walk(given)
+                if os.path.lexists(given) and (why := escape(given, self._root, self._skip)):
+                    refused.append((place, why))
+                elif given.is_dir():
+                    found, met, links = self._walk(given)
                     files.extend((f, place.child(f.relative_to(given).parts)) for f in found)
                     problems.extend((place.child(p.relative_to(given).parts), r) for p, r in met)
+                    refused.extend((place.child(p.relative_to(given).parts), r) for p, r in links)
                 elif given.is_file():
                     files.append((given, place))
                 elif self._store.get_source(place.key) is None and not self._store.list_sources(
@@ -175,7 +181,10 @@ class Ingestor:
             except OSError as exc:
                 problems.append((place, exc.strerror or str(exc)))
         report.files.extend(self._fail(place, reason) for place, reason in problems)
-        present = {place.key for _path, place in files} | {p.key for p, _reason in problems}
+        report.files.extend(self._refuse(place, reason) for place, reason in refused)
+        present = {place.key for _path, place in files} | {
+            p.key for p, _reason in [*problems, *refused]
+        }
         # what is gone leaves first: a renamed file is never listed or cited twice
         for gone in self._removed(placed, present):
             if self._store.remove_source(gone.path):
@@ -204,6 +213,8 @@ class Ingestor:
         try:
             for given in paths:
                 place, folder = self.place(given), given.is_dir()
+                if os.path.lexists(given) and escape(given, self._root, self._skip):
+                    continue
                 for path in self._walk(given)[0] if folder else [given]:
                     key = place.child(path.relative_to(given).parts).key if folder else place.key
                     try:
@@ -215,11 +226,23 @@ class Ingestor:
         finally:
             self._loader.close()
 
-    def _walk(self, folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-        """The files below ``folder``, and the paths there that cannot be read, with why."""
+    def _walk(
+        self, folder: Path
+    ) -> tuple[list[Path], list[tuple[Path, str]], list[tuple[Path, str]]]:
+        """The files below ``folder``, the paths there that cannot be read, and the symbolic
+        links not followed (to outside the root, the uploads folder or nothing), with why."""
         met: list[tuple[Path, str]] = []
-        found = list(walk(folder, lambda p, r: met.append((p, r)), self._skip, self._root))
-        return found, met
+        links: list[tuple[Path, str]] = []
+        found = list(
+            walk(
+                folder,
+                lambda p, r: met.append((p, r)),
+                self._skip,
+                self._root,
+                links=lambda p, r: links.append((p, r)),
+            )
+        )
+        return found, met, links
 
     def _process_all(
         self, files: Sequence[tuple[Path, Place]], report: IngestReport, notify: Progress
@@ -247,7 +270,7 @@ class Ingestor:
             if folder.is_file():
                 continue
             for info in self._store.list_sources(under=place.key):
-                if info.path not in present and not on_disk(info.path):
+                if info.path not in present and not on_disk(info.path, self._root):
                     gone[info.path] = info
         return [gone[k] for k in sorted(gone)]
 
@@ -363,6 +386,21 @@ class Ingestor:
         if previous is not None and self._uploader is None:
             self._changed(place.key, previous, tags)
         log.info("%s: %s", place.key, reason)  # the report lists it; no duplicate on stderr
+        return FileResult(place.key, "failed", reason=reason)
+
+    def _refuse(self, place: Place, reason: str) -> FileResult:
+        """A symbolic link not followed, recorded for admins only (no group may read it): a
+        reader never learns from it whether its target exists. A document that was there
+        before leaves, text and all."""
+        previous = self._store.get_source(place.key)
+        if previous is not None and (previous.chunks or groups_of(previous)):
+            self._store.remove_source(place.key)
+            if previous.status == "ok":
+                self._on_change("delete", place.key, reason)
+        record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
+        tags = {GROUPS: groups_json(()), TAGS_VERSION: tags_version(place.key, self._signature)}
+        self._store.record_failure(replace(record, metadata=tags), reason)
+        log.warning("%s: %s", place.key, reason)
         return FileResult(place.key, "failed", reason=reason)
 
     def _unwritten(self) -> int:

@@ -56,7 +56,8 @@ def place_of(path: str | Path, root: str | Path) -> Place | None:
 
     A path whose target (symbolic links resolved) lies below the root has the target's place:
     a link inside the root, or a way into it from outside, never makes a second document. A
-    link from inside the root to elsewhere has the place where it is written.
+    link from inside the root to elsewhere has the place where it is written (where the ingest
+    reports it to admins; it is never read through, :mod:`shirabe.indexing.walk`).
     """
     given, base = Path(os.path.abspath(path)), Path(os.path.abspath(root))
     relative = _below(Path(os.path.realpath(given)), Path(os.path.realpath(base)))

@@ -1,6 +1,6 @@
 """Which files below a folder an ingest reads: hidden files, lock files and editor leftovers
-skipped, each folder once (links that loop or lead outside the root reported, not followed),
-and whether an indexed file is still on disk."""
+skipped, each folder once, no symbolic link read through (those that lead outside the root
+reported apart), and whether an indexed file is still on disk."""
 
 from __future__ import annotations
 
@@ -43,19 +43,31 @@ def _identities(folders: Sequence[Path]) -> set[tuple[int, int]]:
     return found
 
 
-def _link(path: Path, folder: Path, inside: Path | None) -> str | None:
-    """What to do with a symbolic link met while walking ``folder``: ``None`` to follow it,
-    ``"skip"`` when its target lies inside the document root ``inside`` (resolved), where it
-    is read at its own place, or the reason it is a failure of the run."""
+def escape(path: str | Path, inside: Path, skip: Sequence[Path] = ()) -> str | None:
+    """Why ``path`` may not be read through: its target (symbolic links resolved) is missing,
+    lies outside the folder ``inside``, or in one of the areas ``skip`` (the uploads folder);
+    None when it is a file or folder of ``inside`` itself."""
     target = os.path.realpath(path)
     if not os.path.exists(target):
         return "broken symbolic link: its target does not exist"
-    if inside is None or place_of(target, inside) is None:
-        return None  # a way out of the root: read where it is written
-    here = os.path.realpath(folder)
+    if any(place_of(target, area) is not None for area in skip):
+        return "symbolic link into the uploads folder: not followed"
+    if place_of(target, os.path.realpath(inside)) is None:
+        return "symbolic link to outside the document root: not followed"
+    return None
+
+
+def _link(path: Path, folder: Path, inside: Path, skip: Sequence[Path]) -> str | None:
+    """What to do with a symbolic link met while walking ``folder``: ``None`` when its target
+    lies inside the document root ``inside``, where it is read at its own place (the link is
+    never read through), else why it is not followed."""
+    reason = escape(path, inside, skip)
+    if reason is not None:
+        return reason
+    target, here = os.path.realpath(path), os.path.realpath(folder)
     if os.path.isdir(target) and (here == target or here.startswith(target.rstrip("/") + "/")):
         return "symbolic link loop: it points to a folder that holds it"
-    return "skip"
+    return None
 
 
 def _ignore(_path: Path, _reason: str) -> None:
@@ -67,22 +79,29 @@ def walk(
     problem: Problem | None = None,
     skip: Sequence[Path] = (),
     inside: Path | None = None,
+    *,
+    links: Problem | None = None,
 ) -> Iterator[Path]:
     """Supported files below ``root`` in sorted order. Folders in ``skip`` (the uploads area)
-    are never read. Symbolic links into the document root ``inside`` are not followed (their
-    targets are read at their own place); other symlinked folders are followed once.
+    are never read.
 
-    Folders that cannot be listed, symbolic link loops and links whose target is missing are
-    given to ``problem`` with the reason.
+    No symbolic link is read through. One whose target lies inside the document root
+    ``inside`` is passed over: its target is read at its own place, with the readers of that
+    place, when the walk of the root reaches it. Every other link (to outside the root, into
+    a folder in ``skip``, to nothing, or a loop) is given to ``links`` with the reason: the
+    run's report to admins, never a failure of the link's place. Without ``inside``, the
+    folder walked is the root: only links to its own files and folders lead anywhere.
+
+    Folders that cannot be listed are given to ``problem`` with the reason.
     """
     extensions = supported_extensions()
     skipped = _identities(skip)
     seen = set(skipped)
-    base = Path(os.path.realpath(inside)) if inside is not None else None
+    base = Path(os.path.realpath(inside if inside is not None else root))
 
-    def report(path: Path, reason: str) -> None:
+    def report(path: Path, reason: str, to: Problem | None = problem) -> None:
         log.info("%s: %s", path, reason)
-        (problem or _ignore)(path, reason)
+        (to or _ignore)(path, reason)
 
     def visit(folder: Path) -> Iterator[Path]:
         try:
@@ -93,7 +112,7 @@ def walk(
         if (st.st_dev, st.st_ino) in skipped:
             return  # kept by the server as uploads, with readers of their own place
         if (st.st_dev, st.st_ino) in seen:
-            report(folder, "symbolic link loop: this folder is already being read")
+            report(folder, "folder loop: this folder is already being read")
             return
         seen.add((st.st_dev, st.st_ino))
         try:
@@ -108,12 +127,12 @@ def walk(
     def visit_entry(entry: os.DirEntry[str], folder: Path) -> Iterator[Path]:
         path = Path(entry.path)
         try:
-            verdict = _link(path, folder, base) if entry.is_symlink() else None
-            if verdict == "skip":
+            if entry.is_symlink():
+                reason = _link(path, folder, base, skip)
+                if reason is not None:
+                    report(path, reason, links)
                 return
-            if verdict is not None:
-                report(path, verdict)
-            elif entry.is_dir():
+            if entry.is_dir():
                 yield from visit(path)
             elif entry.is_file() and path.suffix.lower() in extensions:
                 yield path
@@ -123,11 +142,16 @@ def walk(
     yield from visit(root)
 
 
-def on_disk(key: str) -> bool:
-    """Whether a key not seen by the walk is still a file on disk, as written. Keys that are no
-    path as written (NFD names of an older index, undecodable names) were not seen: gone.
-    A file that cannot even be looked at is kept."""
+def on_disk(key: str, inside: Path) -> bool:
+    """Whether a key not seen by the walk is still a file on disk, as written, inside the root
+    ``inside``. Keys that are no path as written (NFD names of an older index, undecodable
+    names) were not seen: gone; so is one a symbolic link now leads out of the root from. A
+    file that cannot even be looked at is kept."""
     try:
-        return Path(key).is_file() and readable_path(key) == key
+        return (
+            Path(key).is_file()
+            and readable_path(key) == key
+            and place_of(os.path.realpath(key), os.path.realpath(inside)) is not None
+        )
     except OSError:
         return True
