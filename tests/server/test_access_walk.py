@@ -158,7 +158,9 @@ class World:
         self.stop()
         (self.base / "acl.yaml").write_text(MAPS[self.version], encoding="utf-8")
         self.shirabe = Shirabe(self.settings, embedder=self.e5)
-        self.client = TestClient(create_app(self.shirabe, roots=[self.docs]))
+        self.client = TestClient(
+            create_app(self.shirabe, roots=[self.docs]), base_url="http://127.0.0.1"
+        )
         self.client.__enter__()
         # the server re-ingests its uploads at start: their readers follow the map, and
         # refused uploads (never stored) leave the failure list

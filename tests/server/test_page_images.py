@@ -40,7 +40,7 @@ def served(
     assert shirabe.ingest([docs]).failures == []
     shirabe.accounts.add_user("taro", [])
     token = shirabe.accounts.create_token("taro")[1]
-    with TestClient(create_app(shirabe, roots=[docs])) as client:
+    with TestClient(create_app(shirabe, roots=[docs]), base_url="http://127.0.0.1") as client:
         yield {
             "client": client,
             "shirabe": shirabe,

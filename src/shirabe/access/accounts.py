@@ -3,7 +3,8 @@ the embedded store, the database itself for PostgreSQL (so every server sees the
 
 A token is shown once when it is created; only its SHA-256 is stored. Tokens are 256 random
 bits, so a fast hash is enough: nothing can be guessed from the hash that brute force over
-2^256 values would not need. Removing a user revokes their tokens.
+2^256 values would not need. Removing a user revokes their tokens. A token may carry an expiry;
+past it, it is refused as a revoked one is.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from shirabe.access.map import PUBLIC, Reader, check_group
@@ -46,6 +47,11 @@ class DuplicateError(Exception):
 
 class AccountError(ShirabeError):
     """A user or token operation was refused; the message says which user or token, and why."""
+
+
+class SignInError(AccountError):
+    """A token that signs no one in; the message says why ("unknown or revoked token",
+    "expired token"), never the token."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +87,11 @@ class TokenInfo:
     created_at: str
     last_used_at: str | None
     revoked: bool
+    expires_at: str | None = None
+    """When the token stops working (UTC, ISO 8601); None: when it is revoked."""
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return _expired(self.expires_at, now)
 
 
 def hash_token(secret: str) -> str:
@@ -88,7 +99,17 @@ def hash_token(secret: str) -> str:
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    return _stamp(datetime.now(UTC))
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def _expired(expires_at: str | None, now: datetime | None = None) -> bool:
+    if expires_at is None:
+        return False
+    return datetime.fromisoformat(expires_at) <= (now or datetime.now(UTC))
 
 
 def _check_name(name: str) -> str:
@@ -166,14 +187,22 @@ class Accounts:
 
     # tokens
 
-    def create_token(self, user: str, label: str = "") -> tuple[TokenInfo, str]:
-        """A new token for ``user``: its record and the secret, which is never shown again."""
+    def create_token(
+        self, user: str, label: str = "", *, lifetime: timedelta | None = None
+    ) -> tuple[TokenInfo, str]:
+        """A new token for ``user``: its record and the secret, which is never shown again;
+        with ``lifetime``, it stops working that long from now."""
         self.get_user(user)
+        if lifetime is not None and lifetime <= timedelta(0):
+            raise AccountError(f"token lifetime {lifetime} must be positive")
+        now = datetime.now(UTC)
+        expires_at = _stamp(now + lifetime) if lifetime is not None else None
         secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
         digest = hash_token(secret)
         self._db.change(
-            'INSERT INTO tokens ("user", hash, label, created_at) VALUES (?, ?, ?, ?)',
-            (user, digest, label, _now()),
+            'INSERT INTO tokens ("user", hash, label, created_at, expires_at) '
+            "VALUES (?, ?, ?, ?, ?)",
+            (user, digest, label, _stamp(now), expires_at),
         )
         token_id = int(self._db.query("SELECT id FROM tokens WHERE hash = ?", (digest,))[0]["id"])
         return self._token(token_id), secret
@@ -190,6 +219,7 @@ class Accounts:
             row["created_at"],
             row["last_used_at"],
             bool(row["revoked"]),
+            row["expires_at"],
         )
 
     def list_tokens(self, user: str | None = None) -> list[TokenInfo]:
@@ -204,16 +234,26 @@ class Accounts:
             raise AccountError(f"no token {token_id}")
 
     def authenticate(self, secret: str) -> User | None:
-        """The user a token belongs to, or None for an unknown or revoked token."""
-        if not secret.startswith(TOKEN_PREFIX):
+        """The user a token belongs to, or None for an unknown, revoked or expired token."""
+        try:
+            return self.sign_in(secret)
+        except SignInError:
             return None
-        rows = self._db.query(
-            'SELECT t.id AS token_id, u.* FROM tokens t JOIN users u ON u.name = t."user" '
-            "WHERE t.hash = ? AND t.revoked = 0",
-            (hash_token(secret),),
-        )
+
+    def sign_in(self, secret: str, now: datetime | None = None) -> User:
+        """The user a token belongs to, its use recorded; :class:`SignInError` saying why
+        for an unknown, revoked or expired token."""
+        rows = []
+        if secret.startswith(TOKEN_PREFIX):
+            rows = self._db.query(
+                "SELECT t.id AS token_id, t.expires_at AS token_expires_at, u.* FROM tokens t "
+                'JOIN users u ON u.name = t."user" WHERE t.hash = ? AND t.revoked = 0',
+                (hash_token(secret),),
+            )
         if not rows:
-            return None
+            raise SignInError("unknown or revoked token")
+        if _expired(rows[0]["token_expires_at"], now):
+            raise SignInError("expired token")
         self._db.change(
             "UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), rows[0]["token_id"])
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
@@ -13,6 +14,7 @@ from rich.table import Table
 from shirabe.access.accounts import User
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.render import err, out
+from shirabe.settings import parse_lifetime
 
 GroupOption = Annotated[
     list[str] | None, typer.Option("--group", "-g", help="A group of the user (repeatable).")
@@ -79,13 +81,42 @@ def users_remove(
 def tokens_create(
     user: Annotated[str, typer.Argument(help="The user the token signs in as.")],
     label: Annotated[str, typer.Option("--label", help="What the token is for.")] = "",
+    expires: Annotated[
+        str | None,
+        typer.Option(
+            "--expires",
+            help="The token stops working this long from now: 12h, 90d, 8w "
+            "(default SHIRABE_TOKEN_LIFETIME, else never).",
+        ),
+    ] = None,
     index: IndexOption = None,
 ) -> None:
     """Create an API token; it is printed once and cannot be shown again."""
-    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        info, secret = shirabe.accounts.create_token(user, label)
-    err.print(f"token {info.id} for {escape(user)} (store it now; it is not shown again):")
+    with errors():
+        settings = make_settings(index=index)
+        lifetime = token_lifetime(expires, settings.token_lifetime)
+        with opened(settings, indexed=False) as shirabe:
+            info, secret = shirabe.accounts.create_token(user, label, lifetime=lifetime)
+    until = f", expires {info.expires_at}" if info.expires_at else ""
+    err.print(f"token {info.id} for {escape(user)}{until} (store it now; it is not shown again):")
     print(secret)
+
+
+def token_lifetime(expires: str | None, most: str | None) -> timedelta | None:
+    """The lifetime ``--expires`` asks for, within the site's ``token_lifetime`` (``most``),
+    which is also the default; None: the token never expires."""
+    longest = parse_lifetime(most) if most is not None else None
+    if expires is None:
+        return longest
+    try:
+        lifetime = parse_lifetime(expires)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--expires") from None
+    if longest is not None and lifetime > longest:
+        raise typer.BadParameter(
+            f"{expires} is longer than SHIRABE_TOKEN_LIFETIME ({most})", param_hint="--expires"
+        )
+    return lifetime
 
 
 def tokens_list(
@@ -100,7 +131,7 @@ def tokens_list(
         out.print_json(json.dumps([asdict(t) for t in tokens], ensure_ascii=False))
         return
     table = Table(header_style="bold")
-    for column in ("id", "user", "label", "created", "last used", "revoked"):
+    for column in ("id", "user", "label", "created", "last used", "expires", "revoked"):
         table.add_column(column)
     for t in tokens:
         table.add_row(
@@ -109,6 +140,7 @@ def tokens_list(
             escape(t.label),
             t.created_at,
             t.last_used_at or "",
+            (t.expires_at or "never") + (" (expired)" if t.expired() else ""),
             "yes" if t.revoked else "",
         )
     out.print(table)

@@ -56,6 +56,11 @@ def serve(
             print_report(report)
         api = create_app(shirabe, roots=folders or [], watch=watch)
         err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
+        if settings.host in ("0.0.0.0", "::", "") and not settings.allowed_hosts:
+            err.print(
+                "shirabe: requests are answered only for localhost names: list the names "
+                "or addresses other machines use in SHIRABE_ALLOWED_HOSTS"
+            )
         uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
 
 

@@ -2,26 +2,31 @@
 
 What a caller may not read never reaches them: searches and answers are filtered inside
 retrieval, and document lists and counts are filtered the same way (``server/deps.py``).
-Errors always have one shape, ``{"error": {"status", "code", "message", "fields"?}}``.
+Errors always have one shape, ``{"error": {"status", "code", "message", "fields"?}}``. Every
+request passes the guard first (``server/guard.py``: host, origin, size, sign-in).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
+from starlette.types import ASGIApp
 from swagger_ui_bundle import swagger_ui_path
 
 from shirabe.engine import Shirabe
 from shirabe.errors import IndexBusyError
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
+from shirabe.server.guard import Guard
 from shirabe.server.mcp import Authenticated, create_mcp, http_caller
 from shirabe.server.routes import (
     admin,
@@ -41,11 +46,15 @@ MCP_PATH = "/mcp"
 
 
 def create_app(
-    shirabe: Shirabe, *, roots: list[Path] | None = None, watch: bool = False
+    shirabe: Shirabe,
+    *,
+    roots: list[Path] | None = None,
+    watch: bool = False,
+    clock: Callable[[], float] = time.monotonic,
 ) -> FastAPI:
     """The API over ``shirabe``; ``roots`` are the folders it serves (paths are shown
     relative to them, and ``/api/reindex`` ingests them again); with ``watch``, their changes
-    are ingested as they happen."""
+    are ingested as they happen. ``clock`` times the windows of failed sign-ins."""
     uploads = shirabe.uploads
 
     folders = [r.resolve() for r in roots or []]
@@ -53,7 +62,11 @@ def create_app(
     served = Server(shirabe, folders, uploads, watcher=watcher)
     mcp = create_mcp(served, http_caller(served))
     mcp_app = mcp.streamable_http_app(
-        stateless_http=True, json_response=True, host=shirabe.settings.host
+        stateless_http=True,
+        json_response=True,
+        max_request_body_size=shirabe.settings.max_request_bytes,
+        # Host and Origin are checked by the guard, for every path alike
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
     @asynccontextmanager
@@ -69,7 +82,7 @@ def create_app(
                 await run_in_threadpool(watcher.stop)
             shirabe.close()
 
-    app = FastAPI(
+    app = Guarded(
         title="shirabe",
         summary="日本語ドキュメント検索・質問応答",
         version="0.1",
@@ -78,6 +91,7 @@ def create_app(
         redoc_url=None,
     )
     app.state.server = served
+    app.state.clock = clock
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
     routers = (pages, status, answers, conversations, documents, audit, admin, openai)
@@ -91,6 +105,13 @@ def create_app(
         )
     )
     return app
+
+
+class Guarded(FastAPI):
+    """The app with the guard in front of everything, its error responses included."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        return Guard(super().build_middleware_stack(), self.state.server, clock=self.state.clock)
 
 
 def _warm_up(shirabe: Shirabe, uploads: Path) -> None:

@@ -1,27 +1,31 @@
 """What every route needs to know, as FastAPI dependencies: the server and who is calling.
 
 Every request is made on behalf of a reader: the user of the bearer token, or an anonymous
-reader (public documents only) when anonymous access is enabled.
+reader (public documents only) when anonymous access is enabled. The caller of an API request
+is known before its body is read (``server/guard.py``), and kept in its scope.
 """
 
 from __future__ import annotations
 
 import asyncio
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
 
+from shirabe.access.accounts import SignInError
 from shirabe.access.map import Reader, restrict
 from shirabe.engine import Shirabe
 from shirabe.indexing.tags import CATEGORY, groups_of
 from shirabe.records import Filters, SourceInfo
 from shirabe.server.errors import ApiError
+from shirabe.text.paths import canonical_name
 from shirabe.watch import Watcher
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
+CALLER = "shirabe.caller"
+"""The key of a request's scope under which the guard keeps who sends it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +89,9 @@ class Server:
         return dict(sorted(counts.items()))
 
     def scope(self, who: Principal, categories: list[str] | None) -> Filters | None:
-        """Filters for a search by ``who``: the categories asked for, within what they may
-        read."""
-        chosen = frozenset(unicodedata.normalize("NFC", c) for c in categories or ())
+        """Filters for a search by ``who``: the categories asked for (in their canonical form:
+        ``⼈事`` is ``人事``), within what they may read."""
+        chosen = frozenset(canonical_name(c) for c in categories or ())
         filters = Filters(categories=chosen) if chosen else None
         return restrict(filters, who.reader)
 
@@ -104,16 +108,21 @@ def principal(request: Request) -> Principal:
 
 def principal_of(shirabe: Shirabe, request: Request) -> Principal:
     """Who sends ``request`` (an API or ``/mcp`` request): the user of its bearer token, or
-    anonymous where the settings allow it (:class:`ApiError` 401 otherwise)."""
+    anonymous where the settings allow it (:class:`ApiError` 401 otherwise); as the guard
+    found when it has already asked."""
+    known = request.scope.get(CALLER)
+    if isinstance(known, Principal):
+        return known
     authorization = request.headers.get("authorization", "")
     host = request.client.host if request.client else ""
     scheme, _, token = authorization.partition(" ")
     if authorization:
         if scheme.lower() != "bearer" or not token.strip():
             raise ApiError(401, "unauthorized", "use 'Authorization: Bearer <token>'")
-        user = shirabe.accounts.authenticate(token.strip())
-        if user is None:
-            raise ApiError(401, "unauthorized", "unknown or revoked token")
+        try:
+            user = shirabe.accounts.sign_in(token.strip())
+        except SignInError as exc:
+            raise ApiError(401, "unauthorized", str(exc)) from None
         return Principal(user.name, user.reader)
     anonymous = shirabe.settings.anonymous
     if anonymous == "on" or (anonymous == "localhost" and host in LOCAL_HOSTS):

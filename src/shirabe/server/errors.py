@@ -20,7 +20,13 @@ from shirabe.errors import (
 
 logger = logging.getLogger(__name__)
 
-CODES = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed"}
+CODES = {
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "too_large",
+}
 
 
 class ApiError(HTTPException):
@@ -31,10 +37,12 @@ class ApiError(HTTPException):
         self.code = code
 
 
-def error_response(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
+def error_response(
+    status: int, code: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+) -> JSONResponse:
     body = {"error": {"status": status, "code": code, "message": message, **extra}}
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    return JSONResponse(body, status_code=status, headers=headers)
+    sent = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+    return JSONResponse(body, status_code=status, headers=sent | (headers or {}))
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -16,13 +16,15 @@ router = APIRouter(tags=["admin"])
 
 @router.get("/api/admin/users")
 def users(who: Admin, server: ServerDep) -> dict[str, Any]:
-    """Every user with their groups and how many live tokens they hold (never the tokens)."""
+    """Every user with their groups, how many live tokens they hold (neither revoked nor
+    expired; never the tokens) and when the first of those expires (None: none does)."""
     accounts = server.shirabe.accounts
-    tokens = [t for t in accounts.list_tokens() if not t.revoked]
+    tokens = [t for t in accounts.list_tokens() if not t.revoked and not t.expired()]
     items = []
     for user in accounts.list_users():
         own = [t for t in tokens if t.user == user.name]
         used = [t.last_used_at for t in own if t.last_used_at]
+        ending = [t.expires_at for t in own if t.expires_at]
         items.append(
             {
                 "name": user.name,
@@ -30,6 +32,7 @@ def users(who: Admin, server: ServerDep) -> dict[str, Any]:
                 "admin": user.admin,
                 "created_at": user.created_at,
                 "tokens": len(own),
+                "tokens_expire_at": min(ending) if ending else None,
                 "last_used_at": max(used) if used else None,
             }
         )

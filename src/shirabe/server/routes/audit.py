@@ -1,4 +1,5 @@
-"""The audit log: who uploaded, replaced, deleted or changed the readers of a document."""
+"""The audit log: who uploaded, replaced, deleted or changed the readers of a document, and
+which addresses failed to sign in."""
 
 from __future__ import annotations
 
@@ -30,5 +31,5 @@ def audit(
 
 def _shown(server: Server, action: str, path: str) -> str:
     """A document's place as the document list names it; a root as the folder it is (its
-    place below itself would be ".")."""
-    return path if action == "root" else server.show(path)
+    place below itself would be "."), a failed sign-in's request path as it is."""
+    return path if action in ("root", "sign_in_failed") else server.show(path)

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS tokens (
     label TEXT NOT NULL DEFAULT '',
     created_at TEXT NOT NULL,
     last_used_at TEXT,
-    revoked INTEGER NOT NULL DEFAULT 0
+    revoked INTEGER NOT NULL DEFAULT 0,
+    expires_at TEXT
 );
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -72,6 +73,26 @@ CREATE TABLE IF NOT EXISTS feedback (
 """
 
 
+ADDED_COLUMNS = (("tokens", "expires_at", "TEXT"),)
+"""Columns added since the tables were first made: an older file gains them when opened."""
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Add the columns an older accounts file lacks (another process may add them first)."""
+    for table, column, kind in ADDED_COLUMNS:
+        if column not in _columns(conn, table):
+            try:
+                with conn:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError:
+                if column not in _columns(conn, table):
+                    raise
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {str(row[1]) for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
 class SQLiteDatabase:
     """``<home>/accounts.sqlite3``: one connection per thread, WAL, safe across processes."""
 
@@ -88,6 +109,7 @@ class SQLiteDatabase:
             conn.execute("PRAGMA foreign_keys = ON")
             wal(conn)
             conn.executescript(SCHEMA)
+            _upgrade(conn)
             self._local.conn = conn
         return conn
 

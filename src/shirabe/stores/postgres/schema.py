@@ -181,6 +181,8 @@ MIGRATIONS: tuple[str, ...] = (
     # 5: each term's postings by their BM25 term-frequency part, best first, so that a search
     # reads a term's best postings only (lexical.impact_sql: the same expression)
     POSTINGS_BY_IMPACT,
+    # 6: a token may expire
+    "ALTER TABLE tokens ADD COLUMN expires_at text;",
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

@@ -3,7 +3,7 @@
 // runs and the audit log. The server refuses these lists to anyone but an admin; the tab is
 // only shown to admins. Uses app.js's helpers ($, el, api, japanese).
 
-const ACTIONS = { upload: "アップロード", replace: "差し替え", delete: "削除", readers: "閲覧者の変更", root: "文書ルートの設定" };
+const ACTIONS = { upload: "アップロード", replace: "差し替え", delete: "削除", readers: "閲覧者の変更", root: "文書ルートの設定", sign_in_failed: "サインイン失敗" };
 
 function when(iso) {
   if (!iso) return "—";
@@ -38,7 +38,8 @@ async function loadAdmin() {
   const parts = [
     ["admin-users", "/api/admin/users", (u) => el("tr", {},
       el("td", {}, u.name), el("td", {}, u.groups.join("・") || "—"),
-      el("td", {}, u.admin ? "管理者" : "利用者"), el("td", {}, String(u.tokens)), el("td", {}, when(u.last_used_at))),
+      el("td", {}, u.admin ? "管理者" : "利用者"), el("td", {}, String(u.tokens) + (u.tokens_expire_at ? `（期限 ${when(u.tokens_expire_at)}）` : "")),
+      el("td", {}, when(u.last_used_at))),
     "利用者はいません（shirabe user add で追加します）"],
     ["admin-groups", "/api/admin/groups", (g) => el("tr", {},
       el("td", {}, g.everyone ? `${g.name}（全員）` : g.name),

@@ -36,7 +36,16 @@ const MESSAGES = {
   sign_in_required: "アップロードにはサインインが必要です。管理者から受け取った API トークンでサインインしてください。",
   conflict: "同じ名前のファイルがあり、ほかの人がアップロードしたものなので置き換えられません。名前を変えてアップロードしてください。",
   model_error: "回答を作成するモデルに接続できません。しばらくしてからもう一度お試しください。",
+  too_large: "送信するデータが大きすぎます。",
+  too_many_sign_ins: "サインインの失敗が続いたため、しばらく受け付けません。1分ほど待ってからお試しください。",
 };
+
+// Why a token did not sign in, as the server says it (401 or 429), for the sign-in view.
+function refusal(status, message) {
+  if (status === 429) return MESSAGES.too_many_sign_ins;
+  if (!token) return "";
+  return message === "expired token" ? "トークンの有効期限が切れています。管理者に新しいトークンを発行してもらってください。" : "トークンが正しくありません";
+}
 
 // Errors that come back the same when the same thing is sent again: no retry is offered.
 const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found"]);
@@ -57,7 +66,12 @@ function japanese(error) {
 
 async function api(path, options = {}) {
   const response = await fetch(path, { ...options, headers: headers(options.headers || {}) });
-  if (response.status === 401) { showSignin(); throw new ApiError("unauthorized", "unauthorized", 401); }
+  if (response.status === 401 || (response.status === 429 && token)) {
+    let message = "";
+    try { message = (await response.json()).error.message; } catch (_) {}
+    showSignin(refusal(response.status, message));
+    throw new ApiError("unauthorized", message || "unauthorized", response.status);
+  }
   if (!response.ok) {
     let code = "error", message = "HTTP " + response.status;
     try { const body = await response.json(); code = body.error.code; message = body.error.message; } catch (_) {}
@@ -728,8 +742,8 @@ $("signin-form").addEventListener("submit", async (event) => {
   token = $("token").value.trim();
   localStorage.setItem("shirabe-token", token);
   $("token").value = "";
-  await start();
-  if (!$("signin").hidden) showSignin("トークンが正しくありません");
+  await start();  // a refused token is said so by api(); anything else here:
+  if (!$("signin").hidden && !$("signin-error").textContent) showSignin("サインインできませんでした。しばらくしてからもう一度お試しください。");
 });
 $("signout").addEventListener("click", () => {
   token = ""; localStorage.removeItem("shirabe-token"); location.hash = ""; location.reload();
