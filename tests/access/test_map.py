@@ -44,6 +44,36 @@ def test_rule_globs(glob: str, path: str, matches: bool) -> None:
     assert access.groups_for(path) == (("matched",) if matches else ("other",))
 
 
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("人事/**", "\u2f08事/給与.md", True),  # ⼈: a Kangxi radical that looks like 人
+        ("人事/**", "人事./給与.md", True),
+        ("人事/**", "人事 /給与.md", True),
+        ("人事/**", "人事\u3000/給与.md", True),
+        ("人事/**", "人\u200b事/給与.md", True),
+        ("*/機密/**", "総務/機密./議事録.md", True),  # at any level
+        ("ＨＲ/**", "HR/評価.md", True),  # the glob is read the same way
+        ("人事./**", "人事/評価.md", True),
+        ("総務/質問？.md", "総務/質問?.md", True),  # ？ stays a character, no wildcard
+        ("総務/質問？.md", "総務/質問x.md", False),
+        ("総務/*？.md", "総務/よくある質問？.md", True),
+        ("人事/**", "人事部/給与.md", False),
+    ],
+)
+def test_names_that_only_look_alike_match_as_one(glob: str, path: str, matches: bool) -> None:
+    access = AccessMap(((glob, ("hr",)),), default=(PUBLIC,))
+    assert access.groups_for(path) == (("hr",) if matches else (PUBLIC,))
+
+
+def test_group_names_that_only_look_alike_are_one() -> None:
+    access = parse_access_map({"人事/**": ["ｈｒ", "executives."]}, "test", ["ｓｔａｆｆ"])
+    assert access.groups_for("人事/給与.md") == ("hr", "executives")
+    assert access.groups_for("総務/FAQ.md") == ("staff",)
+    assert Reader(frozenset({"ｈｒ"})).may_read(["hr"])
+    assert Reader(frozenset({"hr"})).visible == frozenset({"hr", PUBLIC})
+
+
 def test_first_matching_rule_decides_and_default_covers_the_rest() -> None:
     access = parse_access_map(
         {"人事/公開/**": ["public"], "人事/**": ["hr"], "経理/**": ["finance", "executives"]},

@@ -33,6 +33,14 @@ def test_a_place_depends_on_the_root_only(
     assert (place.key, place.relative, place.category) == (key, relative, category)
 
 
+@pytest.mark.parametrize("folder", ["\u2f08事", "人事.", "人事 ", "人事\u3000", "人\u200b事"])
+def test_a_category_that_only_looks_like_another_is_that_one(folder: str) -> None:
+    place = place_of(f"/d/{folder}/規程.md", "/d")
+    assert place is not None
+    assert (place.key, place.relative) == (f"/d/{folder}/規程.md", f"{folder}/規程.md")
+    assert place.category == "人事"
+
+
 def test_a_path_outside_the_root_has_no_place() -> None:
     assert place_of("/e/人事/a.md", "/d") is None
     assert place_of("/dd/a.md", "/d") is None  # a prefix of the name is not a folder

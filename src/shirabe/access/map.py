@@ -11,12 +11,18 @@ first matching glob decides, and files no glob matches get the default groups::
 Globs (:mod:`shirabe.text.globs`): ``*`` matches within one folder level, ``**`` across
 levels, ``?`` one character; a rule's glob is anchored at the document root.
 The group ``public`` is every user's: a document in it is readable by all users.
+
+Names are matched in their canonical form (:func:`shirabe.text.paths.canonical_name`), each
+folder level of the glob and of the path: a folder ``⼈事`` (a Kangxi radical), ``人事.`` or
+``人事 `` is ``人事`` to the rule ``人事/**``. A character of a glob that only reads as ``*`` or
+``?`` in that form (``＊``, ``？``) stays a character. Group names are canonical too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -26,26 +32,52 @@ from shirabe.errors import ConfigurationError
 from shirabe.records import Filters
 from shirabe.settings import read_yaml
 from shirabe.text.globs import glob_regex
+from shirabe.text.paths import canonical_name
 
 PUBLIC = "public"
 """The group every user belongs to."""
 
 _GROUP = re.compile(r"^[\w.\-]{1,64}$")
+_MARKS = 0xF0000
+"""Private-use characters (NFKC keeps them) that stand for a glob's literal ``＊`` or ``？``
+while it is made canonical."""
+MATCHING = "canonical-names"
+"""How names are matched; part of every map's signature, so that documents tagged when names
+were matched otherwise are tagged again."""
+
+
+def _canonical_path(path: str) -> str:
+    """A ``/``-separated path with each folder level in its canonical form."""
+    return "/".join(canonical_name(part) for part in path.split("/"))
 
 
 def rule_regex(glob: str) -> str:
-    """The regular expression of an access-map glob, matched against ``/`` + the path relative
-    to the document root: ``人事/**`` covers ``人事/…`` there, not ``x/人事/…``."""
-    return glob_regex("/" + glob.strip("/"))
+    """The regular expression of an access-map glob, matched against ``/`` + the canonical path
+    relative to the document root: ``人事/**`` covers ``人事/…`` there, not ``x/人事/…``."""
+    literal: dict[str, str] = {}
+    marked = []
+    for ch in glob.strip("/"):
+        if ch not in "*?" and {"*", "?"} & set(unicodedata.normalize("NFKC", ch)):
+            mark = chr(_MARKS + len(literal))
+            literal[mark] = re.escape(unicodedata.normalize("NFKC", ch))
+            marked.append(mark)
+        else:
+            marked.append(ch)
+    regex = glob_regex("/" + _canonical_path("".join(marked)))
+    for mark, text in literal.items():
+        regex = regex.replace(mark, text)
+    return regex
 
 
 def check_group(name: str, where: str) -> str:
-    """``name`` if it is a valid group name (letters, digits, ``_.-``, up to 64)."""
-    if not _GROUP.match(name):
+    """``name`` in its canonical form (:func:`canonical_name`), if that is a valid group name
+    (letters, digits, ``_.-``, up to 64)."""
+    canonical = canonical_name(name)
+    if not _GROUP.match(canonical):
         raise ConfigurationError(
             f"{where}: group {name!r} must be 1-64 letters, digits, '_', '.' or '-'"
         )
-    return name
+    return canonical
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,7 +94,7 @@ class AccessMap:
 
     def groups_for(self, relative: str) -> tuple[str, ...]:
         """The groups that may read the file at ``relative`` (``/``-separated)."""
-        path = "/" + relative.replace("\\", "/").strip("/")
+        path = "/" + _canonical_path(relative.replace("\\", "/").strip("/"))
         for pattern, groups in self._compiled:
             if pattern.match(path):
                 return groups
@@ -70,7 +102,7 @@ class AccessMap:
 
     @cached_property
     def signature(self) -> str:
-        text = repr((list(self.rules), self.default))
+        text = repr((list(self.rules), self.default, MATCHING))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -109,8 +141,10 @@ class Reader:
 
     @property
     def visible(self) -> frozenset[str] | None:
-        """Groups whose documents this reader may see; None: all of them."""
-        return None if self.admin else self.groups | {PUBLIC}
+        """Groups whose documents this reader may see (canonical names); None: all of them."""
+        if self.admin:
+            return None
+        return frozenset(canonical_name(g) for g in self.groups) | {PUBLIC}
 
     def may_read(self, document_groups: Sequence[str]) -> bool:
         visible = self.visible

@@ -22,6 +22,7 @@ from shirabe.engine import Shirabe
 from shirabe.errors import GeneratorError, ShirabeError
 from shirabe.records import Filters
 from shirabe.settings import Settings
+from shirabe.text.paths import canonical_name
 
 R = TypeVar("R")
 
@@ -298,7 +299,9 @@ def _filters(
             raise ShirabeError(f"--meta expects KEY=VALUE, got {item!r}")
         metadata[key.strip()] = value.strip()
     filters = Filters(
-        path_glob=path_glob, metadata=metadata, categories=frozenset(categories or ())
+        path_glob=path_glob,
+        metadata=metadata,
+        categories=frozenset(canonical_name(c) for c in categories or ()),
     )
     return filters if filters else None
 

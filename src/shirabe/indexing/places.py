@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from shirabe.text.paths import readable_name, readable_path
+from shirabe.text.paths import canonical_name, readable_name, readable_path
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +37,10 @@ class Place:
 
     @property
     def category(self) -> str | None:
-        """The first folder below the root; None for a file directly in it."""
+        """The first folder below the root, in its canonical form (:func:`canonical_name`:
+        ``⼈事`` and ``人事.`` are the category ``人事``); None for a file directly in it."""
         head, sep, _rest = self.relative.partition("/")
-        return head if sep else None
+        return canonical_name(head) if sep else None
 
 
 def _below(path: Path, root: Path) -> list[str] | None:

@@ -4,13 +4,20 @@ Python gives undecodable bytes of a file name as lone surrogates (``surrogateesc
 cannot be stored or shown. Shift_JIS names from zip archives and SMB shares are common in
 Japan, so such a name is read as CP932 when it is valid CP932, else its bytes are shown as
 ``\\xNN``. macOS writes names in NFD; everything is compared in NFC.
+
+Names that say who may read something (categories, the names an access map matches, groups)
+are compared in a stricter form, :func:`canonical_name`, so that a name that only looks like
+another is that other.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from pathlib import Path
+
+_TRAILING = re.compile(r"[\s.]+\Z")
 
 
 def readable_name(name: str) -> str:
@@ -32,3 +39,14 @@ def readable_path(path: str | Path) -> str:
     """An absolute path as text, each component made readable (:func:`readable_name`)."""
     parts = Path(os.path.abspath(path)).parts
     return os.path.join(parts[0], *(readable_name(p) for p in parts[1:]))
+
+
+def canonical_name(name: str) -> str:
+    """The form in which a category, a folder or file name an access map matches, or a group
+    name is compared: NFKC (``⼈`` U+2F08 is ``人``, ``ＨＲ`` is ``HR``, half-width kana are
+    full-width), format characters dropped (zero-width spaces, joiners, byte order marks),
+    white space around it and dots at its end removed (``人事.`` and ``人事 `` are ``人事``, as
+    Windows reads them). Case is kept."""
+    text = unicodedata.normalize("NFKC", name)
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    return _TRAILING.sub("", text).lstrip()

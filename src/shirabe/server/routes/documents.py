@@ -27,6 +27,7 @@ from shirabe.records import Chunk, IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.stores.protocol import MAX_ID
+from shirabe.text.paths import canonical_name
 
 router = APIRouter(tags=["documents"])
 
@@ -49,7 +50,7 @@ def documents(
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> dict[str, Any]:
-    category = unicodedata.normalize("NFC", category) if category else category
+    category = canonical_name(category) if category else category
     q = unicodedata.normalize("NFC", q) if q else q
     items = [
         s
@@ -157,7 +158,7 @@ def _checked(who: Principal, server: Server, folder: Path, upload: UploadFile) -
     readers = server.shirabe.access.groups_for(place.relative)
     if who.admin:
         return readers
-    own = set(who.reader.groups) | {PUBLIC}
+    own = who.reader.visible or frozenset({PUBLIC})
     outside = [g for g in readers if g not in own]
     if outside:
         raise ApiError(
@@ -318,8 +319,10 @@ def _shortened(name: str, limit: int = MAX_NAME_BYTES) -> str:
 
 
 def _upload_folder(uploads: Path, category: str) -> Path:
-    """The folder of ``category`` in the uploads area (made only once the upload is allowed)."""
-    name = _safe_name(category)
+    """The folder of ``category`` in the uploads area (made only once the upload is allowed),
+    named in its canonical form: ``⼈事`` or ``人事.`` is the category ``人事``, with its
+    readers."""
+    name = _safe_name(canonical_name(category))
     if name is None:
         raise ApiError(422, "invalid_request", f"category: {category!r} is not a folder name")
     return uploads / name
