@@ -165,7 +165,8 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
     def document_resource(document_id: str, ctx: Context) -> str:
         """文書の本文（引用の uri で開く）。"""
         who = caller(ctx)
-        source = _find(server, who, document_id) if document_id.isdigit() else None
+        found = _document_id(document_id) is not None
+        source = _find(server, who, document_id) if found else None
         if source is None:
             raise ResourceNotFoundError(f"no document {document_id}")
         shown = _text(server, source)
@@ -218,13 +219,22 @@ def _find(server: Server, who: Principal, document: str) -> SourceInfo | None:
     missing, as one that does not exist."""
     wanted = unicodedata.normalize("NFC", document.strip())
     store = server.shirabe.store
-    if wanted.isdigit():
-        source = store.get_source_by_id(int(wanted)) if len(wanted) < 12 else None
+    if wanted.isascii() and wanted.isdigit():
+        number = _document_id(wanted)
+        source = store.get_source_by_id(number) if number is not None else None
     else:
         source = next((s for s in server.readable(who) if server.show(s.path) == wanted), None)
     if source is None or not who.reader.may_read(groups_of(source)) or source.status != "ok":
         return None
     return source
+
+
+def _document_id(text: str) -> int | None:
+    """The document id ``text`` names: ASCII digits only, fewer than 12 (``²``, ``①`` or ``１``
+    are digits to ``str.isdigit`` but no id)."""
+    if text.isascii() and text.isdigit() and len(text) < 12:
+        return int(text)
+    return None
 
 
 def _text(
