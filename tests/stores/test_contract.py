@@ -246,15 +246,11 @@ def test_statistics_follow_deletes(store: Store) -> None:
 
 
 def test_a_reader_scores_as_an_index_of_only_what_they_may_read(
-    store: Store, kind: str, tmp_path: Path, request: pytest.FixtureRequest
+    store: Store, tmp_path: Path
 ) -> None:
     """Scores are a side channel: a word that also appears in a restricted file looks rarer
     than its twin that does not, and scores lower. Every reader's scores, and so their order,
     are those of an index built from exactly the files they may read."""
-    if kind == "postgres":
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="known gap: statistics of the whole index")
-        )
     public = {
         "/d/public/a.md": ["himitsu-alpha 案内。社内 の 案内"],
         "/d/public/b.md": ["himitsu-bravo 案内。社内 の 案内"],
@@ -613,8 +609,6 @@ def test_both_stores_rank_and_score_alike(tmp_path: Path, database_url: str) -> 
 
             for level in ("chunk", "sentence"):
                 for method, query in (("search_lexical", words), ("search_dense", q)):
-                    if method == "search_lexical" and filters:
-                        continue  # PostgreSQL's known gap: test_a_reader_scores_as_an_index…
                     a = getattr(embedded, method)(query, 10, filters, level=level)
                     b = getattr(server, method)(query, 10, filters, level=level)
                     assert keyed(embedded, a) == keyed(server, b), (trial, level, method)

@@ -14,7 +14,7 @@ import numpy as np
 
 from shirabe.records import Filters, ScoredId
 from shirabe.stores.bm25 import idf
-from shirabe.stores.postgres.filters import filter_sql
+from shirabe.stores.postgres.filters import filter_sql, readable_files
 from shirabe.stores.protocol import Level
 
 LEVEL_TABLES: tuple[tuple[Level, str], ...] = (
@@ -207,15 +207,10 @@ def search(
     that scores well only by many common terms is missed (measured in bench/postgres.py)."""
     table = "postings" if level == "chunk" else "sentence_postings"
     row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
-    # the level's statistics and the query terms' document frequencies in one round trip
-    stats = conn.execute(
-        "SELECT l.rows, l.total_length, t.term, t.df FROM level_stats l "
-        "LEFT JOIN term_stats t ON t.level = l.level AND t.term = ANY(%s) AND t.df > 0 "
-        "WHERE l.level = %s",
-        (list(weights), level),
-    ).fetchall()
-    n = int(stats[0]["rows"]) if stats else 0
-    frequencies = {r["term"]: int(r["df"]) for r in stats if r["term"] is not None}
+    if filters is not None and filters.groups is not None:
+        n, total, frequencies = reader_statistics(conn, level, list(weights), filters.groups)
+    else:
+        n, total, frequencies = index_statistics(conn, level, list(weights))
     if n == 0 or not frequencies:
         return []
     terms = list(frequencies)
@@ -223,7 +218,7 @@ def search(
     term_idf = idf(np.asarray([frequencies[t] for t in terms]), n) * np.asarray(
         [weights[t] for t in terms]
     )
-    avg_len = max(int(stats[0]["total_length"]) / n, 1e-9)
+    avg_len = max(total / n, 1e-9)
     where, params, allowed = filter_sql(conn, filters, "p")
     if level == "chunk" and within is None and sum(frequencies.values()) > EXACT_POSTINGS:
         # long posting lists: each term's best postings give the candidates (under a filter,
@@ -265,6 +260,46 @@ def search(
     ]
     found = conn.execute(sql, args).fetchall()
     return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]
+
+
+def index_statistics(
+    conn: Any, level: Level, terms: Sequence[str]
+) -> tuple[int, int, dict[str, int]]:
+    """The level's rows and total length and the terms' document frequencies over the whole
+    index, kept by the writers (one round trip)."""
+    stats = conn.execute(
+        "SELECT l.rows, l.total_length, t.term, t.df FROM level_stats l "
+        "LEFT JOIN term_stats t ON t.level = l.level AND t.term = ANY(%s) AND t.df > 0 "
+        "WHERE l.level = %s",
+        (list(terms), level),
+    ).fetchall()
+    if not stats:
+        return 0, 0, {}
+    frequencies = {r["term"]: int(r["df"]) for r in stats if r["term"] is not None}
+    return int(stats[0]["rows"]), int(stats[0]["total_length"]), frequencies
+
+
+def reader_statistics(
+    conn: Any, level: Level, terms: Sequence[str], groups: frozenset[str]
+) -> tuple[int, int, dict[str, int]]:
+    """The same over only the files readable by ``groups``, counted for this query: a score
+    made with the whole index's statistics tells a reader whether a word appears in files they
+    may not read (a word that does scores lower than its twin that does not)."""
+    ids, _ = readable_files(conn, Filters(groups=groups))
+    rows_table = "chunks" if level == "chunk" else "sentences"
+    postings = "postings" if level == "chunk" else "sentence_postings"
+    readable = "source_id IN (SELECT unnest(%s::bigint[]))"
+    stats = conn.execute(
+        f"SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM {rows_table} "
+        f"WHERE {readable}",
+        (ids,),
+    ).fetchone()
+    found = conn.execute(
+        f"SELECT term, count(*) AS df FROM {postings} WHERE term = ANY(%s) AND {readable} "
+        "GROUP BY term",
+        (list(terms), ids),
+    ).fetchall()
+    return int(stats["n"]), int(stats["total"]), {r["term"]: int(r["df"]) for r in found}
 
 
 def _candidates(
