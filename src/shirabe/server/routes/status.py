@@ -46,8 +46,8 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         "failed": len(sources) - len(ok),
         "categories": [{"name": k, "files": v} for k, v in categories.items()],
         "embedding_model": index.embedding_model,
-        # the counts of the last run are index-wide: admins only
-        "last_ingest": index.last_ingest if who.admin else _when(index.last_ingest),
+        # the last run (its counts and when it ran) tells of every folder: admins only
+        "last_ingest": index.last_ingest if who.admin else None,
         "llm": {
             "configured": shirabe.settings.generator != "extractive",
             "model": shirabe.generator.name,
@@ -62,8 +62,8 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
 
 def _watch(server: Server, who: Principal, readable: list[SourceInfo]) -> dict[str, Any] | None:
     """How the folders' watcher is doing; the failures of files the caller may read only; the
-    folders, what is pending and when it changed (activity in folders the caller may not read)
-    for admins only."""
+    folders, what is pending, and when anything last changed, was synced or scanned (activity
+    in folders the caller may not read moves these) for admins only."""
     watcher = server.watcher
     if watcher is None:
         return None
@@ -73,8 +73,8 @@ def _watch(server: Server, who: Principal, readable: list[SourceInfo]) -> dict[s
         "running": state.running,
         "folders": [server.show(f) for f in state.folders] if who.admin else None,
         "last_change_at": _iso(state.last_change_at) if who.admin else None,
-        "last_sync_at": _iso(state.last_sync_at),
-        "last_scan_at": _iso(state.last_scan_at),
+        "last_sync_at": _iso(state.last_sync_at) if who.admin else None,
+        "last_scan_at": _iso(state.last_scan_at) if who.admin else None,
         "pending": state.pending if who.admin else None,
         "changed": state.changed if who.admin else None,
         "error": state.error if who.admin else None,
@@ -90,13 +90,6 @@ def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
     return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")
-
-
-def _when(last: dict[str, object] | None) -> dict[str, object] | None:
-    """Of the last ingest, only when it ran."""
-    if last is None:
-        return None
-    return {"finished_at": last.get("finished_at")}
 
 
 @router.get("/api/examples")

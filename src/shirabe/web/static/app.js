@@ -162,7 +162,9 @@ function watching(watch) {
   if (!watch.running) return "\nフォルダー監視: 停止中";
   const pending = watch.pending ? `・反映待ち ${watch.pending}` : "";
   const failures = watch.failures.length ? `・失敗 ${watch.failures.length}` : "";
-  return `\nフォルダー監視中・最終反映 ${clock(watch.last_sync_at)}${pending}${failures}`;
+  // when it last synced is for admins only: it moves for folders others may not read
+  const synced = watch.last_sync_at ? `・最終反映 ${clock(watch.last_sync_at)}` : "";
+  return `\nフォルダー監視中${synced}${pending}${failures}`;
 }
 
 let lastStatus = null;
