@@ -160,7 +160,7 @@ def test_the_server_shows_a_link_not_followed_to_admins_only(
     for name, admin in [("root", True), ("taro", False)]:
         engine.accounts.add_user(name, [], admin=admin)
         tokens[name] = {"Authorization": f"Bearer {engine.accounts.create_token(name)[1]}"}
-    with TestClient(create_app(engine, roots=[docs])) as client:
+    with TestClient(create_app(engine, roots=[docs]), base_url="http://127.0.0.1") as client:
 
         def get(path: str, user: str) -> Any:
             response = client.get(path, headers=tokens[user])

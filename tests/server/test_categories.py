@@ -103,5 +103,6 @@ def test_a_category_filter_that_looks_like_a_category_is_it(served: Any, categor
     assert {d["path"] for d in listed} >= {"人事/給与規程.md", f"{RADICAL}/面談.md"}
     assert {d["category"] for d in listed} == {"人事"}
     hits = get(served, "/api/search", "hana", q="保管番号", category=[category])["hits"]
-    assert hits and {h["source"].split("/")[0] for h in hits} <= {"人事", RADICAL, "人事.", "uploads"}
+    folders = {h["source"].split("/")[0] for h in hits}
+    assert hits and folders <= {"人事", RADICAL, "人事.", "uploads"}
     assert not get(served, "/api/search", "taro", q="保管番号", category=[category])["hits"]
