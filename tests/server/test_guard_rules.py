@@ -27,6 +27,7 @@ from shirabe.settings import Settings, parse_lifetime
         (":8000", None),
         ("[::1", None),
         ("localhost:80x", None),
+        ("localhost:²", None),  # a digit to str.isdigit, no port
         ("evil.example.com@localhost", None),
         ("a b", None),
     ],

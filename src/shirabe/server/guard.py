@@ -59,7 +59,7 @@ def host_name(authority: str) -> str | None:
     else:
         name, colon, port = authority.partition(":")
         port = colon + port
-    if port and not (port.startswith(":") and port[1:].isdigit()):
+    if port and not (port.startswith(":") and port[1:].isascii() and port[1:].isdigit()):
         return None
     name = name.removesuffix(".")
     if not name or any(c in name for c in "/@\\ \t"):
@@ -217,7 +217,7 @@ class Guard:
                     "this server's own address",
                 )
         length = headers.get("content-length", "")
-        if length.isdigit() and int(length) > limit:
+        if length.isascii() and length.isdigit() and int(length) > limit:
             return too_large(limit)
         return None
 
