@@ -250,32 +250,50 @@ def test_a_reader_scores_as_an_index_of_only_what_they_may_read(
 ) -> None:
     """Scores are a side channel: a word that also appears in a restricted file looks rarer
     than its twin that does not, and scores lower. Every reader's scores, and so their order,
-    are those of an index built from exactly the files they may read."""
+    are those of an index built from exactly the files they may read, also after a file's
+    readers change (a new ingest, or a failure tagged with its new readers)."""
     public = {
         "/d/public/a.md": ["himitsu-alpha 案内。社内 の 案内"],
         "/d/public/b.md": ["himitsu-bravo 案内。社内 の 案内"],
     }
+    restricted = ["himitsu-alpha 給与。給与 明細 一覧 表"]
     for path, texts in public.items():
         put_file(store, path, texts)
-    put_file(store, "/d/hr/c.md", ["himitsu-alpha 給与。給与 明細 一覧 表"], groups=("hr",))
-    only = EmbeddedStore(tmp_path / "only-public", k1=K1, b=B)
-    only.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
-    for path, texts in public.items():
-        put_file(only, path, texts)
+    put_file(store, "/d/hr/c.md", restricted, groups=("hr",))
     outsider = restrict(None, Reader(groups=frozenset({"sales"})))
-    everything = [s.chunk_id for s in store.search_lexical(["案内", "himitsu-alpha"], 10)]
+
+    def index_of(name: str, files: dict[str, list[str]]) -> Store:
+        made = EmbeddedStore(tmp_path / name, k1=K1, b=B)
+        made.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+        for path, texts in files.items():
+            put_file(made, path, texts)
+        return made
+
+    def scores_as(expected: Store) -> None:
+        everything = [s.chunk_id for s in store.search_lexical(["案内", "himitsu-alpha"], 10)]
+        for level in ("chunk", "sentence"):
+            for query in (["himitsu-alpha"], ["himitsu-bravo"], ["himitsu-alpha", "社内", "案内"]):
+                seen = store.search_lexical(query, 5, outsider, level=level)
+                wanted = expected.search_lexical(query, 5, level=level)
+                assert paths(store, seen) == paths(expected, wanted), (level, query)
+                assert [h.score for h in seen] == pytest.approx([h.score for h in wanted])
+                again = store.search_lexical(query, 5, outsider, level=level, within=everything)
+                assert [h.score for h in again] == pytest.approx([h.score for h in wanted])
+        expected.close()
+
+    scores_as(index_of("only-public", public))
     for level in ("chunk", "sentence"):
-        for query in (["himitsu-alpha"], ["himitsu-bravo"], ["himitsu-alpha", "社内", "案内"]):
-            seen = store.search_lexical(query, 5, outsider, level=level)
-            expected = only.search_lexical(query, 5, level=level)
-            assert paths(store, seen) == paths(only, expected), (level, query)
-            assert [h.score for h in seen] == pytest.approx([h.score for h in expected]), query
-            rescored = store.search_lexical(query, 5, outsider, level=level, within=everything)
-            assert [h.score for h in rescored] == pytest.approx([h.score for h in expected])
         alpha = store.search_lexical(["himitsu-alpha"], 1, outsider, level=level)
         bravo = store.search_lexical(["himitsu-bravo"], 1, outsider, level=level)
         assert alpha[0].score == pytest.approx(bravo[0].score)  # the twins look alike
-    only.close()
+    put_file(store, "/d/hr/c.md", restricted)  # now public
+    scores_as(index_of("all", public | {"/d/hr/c.md": restricted}))
+    hr_only = {"groups": json.dumps(["hr"])}
+    store.record_failure(
+        SourceRecord(path="/d/hr/c.md", sha256="x", size=1, mtime=0.0, metadata=hr_only), "壊れた"
+    )  # its last good text stays, for its new readers only
+    store.refresh()
+    scores_as(index_of("public-again", public))
 
 
 def test_retokenizing_replaces_every_term(store: Store) -> None:

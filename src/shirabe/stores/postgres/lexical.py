@@ -14,7 +14,8 @@ import numpy as np
 
 from shirabe.records import Filters, ScoredId
 from shirabe.stores.bm25 import idf
-from shirabe.stores.postgres.filters import filter_sql, readable_files
+from shirabe.stores.postgres import readers
+from shirabe.stores.postgres.filters import filter_sql
 from shirabe.stores.protocol import Level
 
 LEVEL_TABLES: tuple[tuple[Level, str], ...] = (
@@ -105,7 +106,9 @@ def copy_postings(
 
 def recount_stats(conn: Any) -> None:
     """Every term's document frequency and each level's rows and length, counted afresh from
-    the postings and rows (after a bulk load, which does not keep them as it goes)."""
+    the postings and rows (after a bulk load, which does not keep them as it goes), for the
+    whole index and for each group set."""
+    conn.execute(readers.RECOUNT)
     conn.execute("DELETE FROM term_stats")
     for level, table in LEVEL_TABLES:
         conn.execute(
@@ -207,8 +210,8 @@ def search(
     that scores well only by many common terms is missed (measured in bench/postgres.py)."""
     table = "postings" if level == "chunk" else "sentence_postings"
     row_key = "p.chunk_id" if level == "chunk" else "p.chunk_id, p.ord"
-    if filters is not None and filters.groups is not None:
-        n, total, frequencies = reader_statistics(conn, level, list(weights), filters.groups)
+    if filters is not None and filters.groups is not None:  # a reader's, not the index's
+        n, total, frequencies = readers.statistics(conn, level, list(weights), filters.groups)
     else:
         n, total, frequencies = index_statistics(conn, level, list(weights))
     if n == 0 or not frequencies:
@@ -277,29 +280,6 @@ def index_statistics(
         return 0, 0, {}
     frequencies = {r["term"]: int(r["df"]) for r in stats if r["term"] is not None}
     return int(stats[0]["rows"]), int(stats[0]["total_length"]), frequencies
-
-
-def reader_statistics(
-    conn: Any, level: Level, terms: Sequence[str], groups: frozenset[str]
-) -> tuple[int, int, dict[str, int]]:
-    """The same over only the files readable by ``groups``, counted for this query: a score
-    made with the whole index's statistics tells a reader whether a word appears in files they
-    may not read (a word that does scores lower than its twin that does not)."""
-    ids, _ = readable_files(conn, Filters(groups=groups))
-    rows_table = "chunks" if level == "chunk" else "sentences"
-    postings = "postings" if level == "chunk" else "sentence_postings"
-    readable = "source_id IN (SELECT unnest(%s::bigint[]))"
-    stats = conn.execute(
-        f"SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM {rows_table} "
-        f"WHERE {readable}",
-        (ids,),
-    ).fetchone()
-    found = conn.execute(
-        f"SELECT term, count(*) AS df FROM {postings} WHERE term = ANY(%s) AND {readable} "
-        "GROUP BY term",
-        (list(terms), ids),
-    ).fetchall()
-    return int(stats["n"]), int(stats["total"]), {r["term"]: int(r["df"]) for r in found}
 
 
 def _candidates(

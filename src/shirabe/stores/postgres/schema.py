@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from shirabe.errors import ShirabeError
+from shirabe.stores.postgres import readers
 from shirabe.stores.postgres.bulk import POSTINGS_BY_IMPACT
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,8 @@ MIGRATIONS: tuple[str, ...] = (
     POSTINGS_BY_IMPACT,
     # 6: a token may expire
     "ALTER TABLE tokens ADD COLUMN expires_at text;",
+    # 7: the statistics of each group set, so a reader's scores are those of their files
+    readers.MIGRATION + readers.RECOUNT,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

@@ -29,7 +29,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
-from shirabe.stores.postgres import bulk, dense, lexical
+from shirabe.stores.postgres import bulk, dense, lexical, readers
 from shirabe.stores.postgres.connections import advisory_lock, copy_rows, guarded, traced_cursor
 from shirabe.stores.postgres.lexical import PostedChunk
 from shirabe.stores.postgres.rows import (
@@ -214,6 +214,8 @@ class PostgresStore:
                 for cid in batch:
                     tokens, sentences = terms(chunks[cid])
                     lexical.retokenize_chunk(conn, cid, tokens, sentences)
+        with self._write() as conn:
+            conn.execute(readers.RECOUNT)
 
     # sources
 
@@ -265,6 +267,7 @@ class PostgresStore:
 
     def _drop_chunks(self, conn: Any, source_id: int) -> None:
         """Delete a file's chunks (postings and sentences go with them) and their statistics."""
+        readers.count(conn, source_id, -1)
         old = conn.execute(
             "SELECT id, length FROM chunks WHERE source_id = %s", (source_id,)
         ).fetchall()
@@ -337,18 +340,28 @@ class PostgresStore:
             conn.execute(
                 "UPDATE sources SET chunk_count = %s WHERE id = %s", (len(docs), source_id)
             )
+            if not self._bulk:  # a bulk load counts every file at its end
+                readers.counted_as_now(conn, source_id)
+                readers.count(conn, source_id, 1)
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
         with self._tx() as conn:
             # the tags of the failure (its readers now) replace the old ones; the last good
             # text stays searchable under them
-            updated = conn.execute(
-                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s, "
-                "metadata = metadata || %s::jsonb WHERE path = %s",
-                (reason, now(), json.dumps(dict(source.metadata)), source.path),
-            )
-            if updated.rowcount == 0:
+            found = conn.execute(
+                "SELECT id FROM sources WHERE path = %s FOR UPDATE", (source.path,)
+            ).fetchone()
+            if found is None:
                 self._upsert_source(conn, source, "failed", reason)
+                return
+            readers.count(conn, int(found["id"]), -1)  # its text, counted for its new readers
+            conn.execute(
+                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s, "
+                "metadata = metadata || %s::jsonb WHERE id = %s",
+                (reason, now(), json.dumps(dict(source.metadata)), found["id"]),
+            )
+            readers.counted_as_now(conn, int(found["id"]))
+            readers.count(conn, int(found["id"]), 1)
 
     def touch_source(self, source: SourceRecord) -> None:
         with self._conn() as conn:
@@ -404,6 +417,8 @@ class PostgresStore:
     def optimize(self) -> None:
         with self._write() as conn:
             conn.execute("DELETE FROM term_stats WHERE df <= 0")
+            conn.execute("DELETE FROM reader_term_stats WHERE df <= 0")
+            conn.execute("DELETE FROM reader_level_stats WHERE rows <= 0")
         with self._conn() as conn:
             for table in (
                 "sources",
@@ -412,6 +427,7 @@ class PostgresStore:
                 "postings",
                 "sentence_postings",
                 "term_stats",
+                "reader_term_stats",
             ):
                 conn.execute(f"VACUUM (ANALYZE) {table}")
 
