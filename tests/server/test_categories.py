@@ -1,6 +1,7 @@
 """Categories that only look like another (``⼈事`` with the Kangxi radical U+2F08, ``人事.``,
-``人事 ``) are that other category, with its readers: for uploads, folders below the root, the
-category filters of lists and searches, and the counts."""
+``人事 ``, ``人事`` with a variation selector or a Hangul filler) are that other category, with
+its readers: for uploads, folders below the root, the category filters of lists and searches,
+and the counts."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from shirabe.settings import Settings
 pytestmark = pytest.mark.slow
 
 RADICAL = "\u2f08事"  # ⼈事: looks like 人事
-LOOKALIKES = [RADICAL, "人事.", "人事 ", "人事\u3000"]
+LOOKALIKES = [RADICAL, "人事.", "人事 ", "人事\u3000", "人事\ufe0f", "人事\u3164", "人\u034f事"]
 DOCS = {
     "人事/給与規程.md": "# 給与規程\n\n給与は毎月25日に支払う。\n",
     f"{RADICAL}/面談.md": "# 面談\n\n面談記録の保管番号はMENDAN3です。\n",

@@ -41,7 +41,7 @@ _GROUP = re.compile(r"^[\w.\-]{1,64}$")
 _MARKS = 0xF0000
 """Private-use characters (NFKC keeps them) that stand for a glob's literal ``＊`` or ``？``
 while it is made canonical."""
-MATCHING = "canonical-names"
+MATCHING = "canonical-names, invisible characters dropped"
 """How names are matched; part of every map's signature, so that documents tagged when names
 were matched otherwise are tagged again."""
 

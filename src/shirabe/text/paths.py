@@ -17,7 +17,15 @@ import re
 import unicodedata
 from pathlib import Path
 
-_TRAILING = re.compile(r"[\s.]+\Z")
+_TRAILING = re.compile(r"[\s.\u2800]+\Z")
+_LEADING = re.compile(r"\A[\s\u2800]+")
+_INVISIBLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+    "\U000e0000-\U000e0fff]"
+)
+"""Characters that show nothing and are not format characters (Unicode's default ignorable
+code points of other categories): the combining grapheme joiner, the Hangul fillers, the
+Mongolian and the other variation selectors (``人事\ufe0f`` is drawn as ``人事``)."""
 
 
 def readable_name(name: str) -> str:
@@ -46,7 +54,15 @@ def canonical_name(name: str) -> str:
     name is compared: NFKC (``⼈`` U+2F08 is ``人``, ``ＨＲ`` is ``HR``, half-width kana are
     full-width), format characters dropped (zero-width spaces, joiners, byte order marks),
     white space around it and dots at its end removed (``人事.`` and ``人事 `` are ``人事``, as
-    Windows reads them). Case is kept."""
-    text = unicodedata.normalize("NFKC", name)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-    return _TRAILING.sub("", text).lstrip()
+    Windows reads them). Characters that show nothing are dropped too: variation selectors,
+    the combining grapheme joiner and the Hangul fillers (``人事\ufe0f`` and ``人事\u3164`` are
+    ``人事``); the braille blank ``\u2800`` counts as white space. Case is kept."""
+    text = name
+    while True:  # dropping a character may leave a sequence that NFKC composes
+        shown = unicodedata.normalize("NFKC", text)
+        shown = _INVISIBLE.sub("", shown)
+        shown = "".join(ch for ch in shown if unicodedata.category(ch) != "Cf")
+        if shown == text:
+            break
+        text = shown
+    return _LEADING.sub("", _TRAILING.sub("", text))
