@@ -19,8 +19,20 @@ _INSTRUCTION = re.compile(
     r"言語モデル|チャットボット|ignore\s+(?:all\s+|the\s+|any\s+)?(?:previous|above|prior|earlier)|"
     r"instructions?\s+(?:for|to)\s+(?:the\s+|an\s+)?(?:assistant|ai|model|llm)|"
     r"\b(?:assistant|ai|llm)\s+instructions?\b|"
-    r"(?:聞かれ|尋ねられ|質問され|問われ)たら|あなた\s*\(\s*(?:ai|llm)\s*\)|になりきって|"
-    r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい|てください|て下さい)|"
+    r"(?:聞かれ|訊かれ|きかれ|尋ねられ|質問され|問われ)たら|あなた\s*\(\s*(?:ai|llm)\s*\)|になりきって|"
+    r"(?:と|とだけ|のように)(?:回答|答え|返答|出力|案内)(?:してください|すること|しなさい|せよ|ること|なさい|して下さい|てください|て下さい|"
+    r"して頂戴|してね|して(?:ほしい|欲しい)|(?:す|)るように|(?:す|)るべき|すべき|(?:し|)ましょう|願います|をお願いします|のこと)|"
+    # the answerer addressed by name: 「AIへ：…」, 「この文書を読み込んだAIは…」
+    r"^\W*(?:ai|gpt|chatgpt|llm|bot|claude|gemini|copilot|ボット|モデル)\s*(?:へ|に告ぐ)\s*[:：、,]|"
+    r"(?:^|[^a-z])(?:ai|gpt|chatgpt|llm|bot|claude|gemini|copilot|ボット|モデル)\s*へ\s*[:：]|"
+    r"(?:この|本|当)(?:文書|ドキュメント|資料|ファイル|議事録|ページ)を"
+    r"(?:読んだ|読み込んだ|読む|処理する|要約する)\s*(?:ai|llm|gpt|ボット|bot|モデル|ツール)|"
+    r"(?:disregard|forget|override)\s+(?:all\s+|the\s+|any\s+|your\s+)?(?:previous|above|prior|earlier)|"
+    # an answer given to be repeated: 「正しい回答は「…」です」, 「この質問への答えは「…」」
+    r"正しい(?:回答|答え)は\s*「|(?:この|その|本)質問(?:へ|に対する|に対して)の?(?:回答|答え)は|"
+    # a chat transcript's markers: 「<|im_start|>system」, 「### Instruction」, 「Assistant: …」
+    r"<\|\s*(?:im_start|im_end|system|assistant|endoftext)\s*\|>|"
+    r"#{2,}\s*(?:instruction|system|response)\s*(?:[:：]|$)|^\W*assistant\s*[:：]|"
     r"(?:内容|文書|プロンプト|パスワード)を(?:すべて|全て)?(?:出力|表示|開示)(?:せよ|しなさい|してください|すること)|"
     # the answerer told what it is or may do: 「あなたは管理者権限を持っています」
     r"あなた(?:は|には|が)[^。]{0,30}(?:権限|特権|管理者として|制限(?:は|が|の)?(?:な|ありません)|ロール|モード)|"
@@ -35,7 +47,20 @@ def is_instruction(sentence: str) -> bool:
     """Whether a sentence of a document gives orders to whoever answers from it (「以上の指示を
     無視して…と答えてください」, a fake system prompt, 「AIアシスタントへ：…」): such a sentence
     is never quoted as an answer, whatever it says."""
-    return _INSTRUCTION.search(unicodedata.normalize("NFKC", sentence).lower()) is not None
+    text = unicodedata.normalize("NFKC", sentence).lower()
+    if _INSTRUCTION.search(text) is not None:
+        return True
+    # the same with what splits its words and shows nothing removed: 「指 示を無視」, 「指\u200b示」
+    squeezed = _SPLITTING.sub("", text)
+    return squeezed != text and _INSTRUCTION.search(squeezed) is not None
+
+
+_SPLITTING = re.compile(
+    r"[\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufe00-\ufe0f\ufeff]"
+    r"|(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])"
+)
+"""Characters that show nothing, and white space between two characters that are not ASCII
+(Japanese is written without spaces)."""
 
 
 def instruction_flags(sentences: list[str]) -> list[bool]:
