@@ -114,6 +114,7 @@ def test_a_page_of_another_site_changes_nothing(served: Served) -> None:
     refused = {
         "evil1.md": {"Origin": EVIL},
         "evil2.md": {"Sec-Fetch-Site": "cross-site"},
+        "evil6.md": {"Sec-Fetch-Site": "Cross-Site"},  # compared as a browser means it
         "evil3.md": {"Origin": "null"},
         "evil4.md": {"Origin": "http://127.0.0.1:9999"},  # another program on this machine
         "evil5.md": {"Origin": EVIL, **served.bearer("root")},  # a token changes nothing

@@ -67,6 +67,8 @@ def test_the_own_origin_is_the_host_the_request_names() -> None:
         "null",
         "file://",
         "http://127.0.0.1:8000/page",
+        "http://127.0.0.1:8000?x",  # browsers never send these: not an origin
+        "http://127.0.0.1:8000#x",
         "",
     ):
         assert not hosts.same_origin(other, "127.0.0.1:8000"), other

@@ -95,6 +95,8 @@ class Hosts:
         parts = urlsplit(origin.strip())
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path:
             return False
+        if parts.query or parts.fragment or "?" in origin or "#" in origin:  # never an origin
+            return False
         if parts.netloc.lower() == host.strip().lower():
             return True
         return host_name(parts.netloc) in self.listed
@@ -206,7 +208,8 @@ class Guard:
             )
         if scope["method"] in CHANGING:
             origin = headers.get("origin")
-            if headers.get("sec-fetch-site") == "cross-site" or (
+            fetched_from = {v.strip().lower() for v in headers.getlist("sec-fetch-site")}
+            if "cross-site" in fetched_from or (
                 origin is not None and not self.hosts.same_origin(origin, host)
             ):
                 shown = (origin or "another site")[:100]
