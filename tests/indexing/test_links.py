@@ -179,3 +179,31 @@ def test_the_server_shows_a_link_not_followed_to_admins_only(
             "public/消えた.md": (BROKEN, []),
         }
         assert get("/api/status", "root")["failed"] == 4
+
+
+def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
+    engine: Shirabe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whoever can write a folder may replace a file the walk has checked with a link to
+    outside the root before it is read: the read does not follow it, and only admins hear."""
+    from shirabe.indexing import ingest
+
+    docs = tmp_path / "docs"
+    write(docs / "総務" / "お知らせ.md", NOTICE)
+    secret = write(tmp_path / "outside" / "host.md", HOST)
+    walked = ingest.walk
+
+    def swapping(*args: Any, **kwargs: Any) -> Any:
+        for path in walked(*args, **kwargs):
+            path.unlink()
+            path.symlink_to(secret)  # between the walk's check and the read
+            yield path
+
+    monkeypatch.setattr(ingest, "walk", swapping)
+    report = engine.ingest([docs])
+    assert [f.reason for f in report.files] == [ingest.SWAPPED]
+    source = engine.store.get_source(str(docs / "総務" / "お知らせ.md"))
+    assert source is not None and source.status == "failed" and groups_of(source) == []
+    public = restrict(None, Reader(frozenset()))
+    assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9", filters=public))
+    assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9"))

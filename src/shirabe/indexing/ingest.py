@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -51,13 +52,36 @@ log = logging.getLogger(__name__)
 REFRESH_EVERY_SECONDS = 60.0
 
 
-def fingerprint(key: str, path: Path, data: bytes) -> SourceRecord:
-    st = path.stat()
+def fingerprint(key: str, st: os.stat_result, data: bytes) -> SourceRecord:
     return SourceRecord(
         path=key,
         sha256=hashlib.sha256(data).hexdigest(),
         size=st.st_size,
         mtime=st.st_mtime,
+    )
+
+
+SWAPPED = "symbolic link: the file became a link after its folder was read (not followed)"
+
+
+def opened(path: Path) -> int:
+    """A descriptor of the file at ``path``, never through a symbolic link (OSError ELOOP):
+    between the walk's check and this read, a file swapped for a link is not read."""
+    return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+
+
+def same_file(path: Path, st: os.stat_result) -> bool:
+    """Whether ``path`` is still the file ``st`` was read from, not a link or another file:
+    a loader opens the path again after the bytes were read and checked."""
+    try:
+        now = os.lstat(path)
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
     )
 
 
@@ -172,8 +196,8 @@ class Ingestor:
                     files.extend((f, place.child(f.relative_to(given).parts)) for f in found)
                     problems.extend((place.child(p.relative_to(given).parts), r) for p, r in met)
                     refused.extend((place.child(p.relative_to(given).parts), r) for p, r in links)
-                elif given.is_file():
-                    files.append((given, place))
+                elif given.is_file():  # a link into the root is read as its target
+                    files.append((Path(os.path.realpath(given)), place))
                 elif self._store.get_source(place.key) is None and not self._store.list_sources(
                     under=place.key
                 ):  # a file or folder that is gone leaves the index (below); else it is news
@@ -315,14 +339,18 @@ class Ingestor:
         place = place or self.place(path)
         key = place.key
         try:
-            size = path.stat().st_size
-            if size > self._max_file_bytes:
-                return self._fail(
-                    place, f"file too large ({size:,} bytes; limit {self._max_file_bytes:,})"
-                )
-            data = path.read_bytes()
-            record = fingerprint(key, path, data)
+            with os.fdopen(opened(path), "rb") as handle:
+                st = os.fstat(handle.fileno())
+                if st.st_size > self._max_file_bytes:
+                    return self._fail(
+                        place,
+                        f"file too large ({st.st_size:,} bytes; limit {self._max_file_bytes:,})",
+                    )
+                data = handle.read()
+            record = fingerprint(key, st, data)
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return self._refuse(place, SWAPPED)
             return self._fail(place, exc.strerror or str(exc))
         previous = self._store.get_source(key)
         if (
@@ -349,6 +377,10 @@ class Ingestor:
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", key)
             return self._fail(place, f"{type(exc).__name__}: {exc}", record)
+        if not same_file(path, st):  # read again at the next ingest
+            if path.is_symlink():
+                return self._refuse(place, SWAPPED)
+            return self._fail(place, "the file changed while it was read", record)
         if not indexed:
             return self._fail(place, "no text found", record)
         warnings = tuple(document.warnings)
