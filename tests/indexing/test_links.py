@@ -186,12 +186,12 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
 ) -> None:
     """Whoever can write a folder may replace a file the walk has checked with a link to
     outside the root before it is read: the read does not follow it, and only admins hear."""
-    from shirabe.indexing import ingest
+    from shirabe.indexing import ingest, walk
 
     docs = tmp_path / "docs"
     write(docs / "総務" / "お知らせ.md", NOTICE)
     secret = write(tmp_path / "outside" / "host.md", HOST)
-    walked = ingest.walk
+    walked = walk.walk
 
     def swapping(*args: Any, **kwargs: Any) -> Any:
         for path in walked(*args, **kwargs):
