@@ -277,6 +277,10 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
             ("files", ("採用メモ.md", memo, "text/markdown")),
             ("files", ("tool.exe", b"MZ", "application/octet-stream")),
             ("files", ("../../etc/passwd.txt", b"x", "text/plain")),
+            (
+                "files",
+                ("ok\u202egpj.md", "# 表示\n\n名前の向き。\n".encode(), "text/markdown"),
+            ),  # shown as okdm.jpg
         ],
         data={"category": "人事"},
         headers=auth(served, "hana"),
@@ -288,6 +292,7 @@ def test_upload_ingests_with_the_right_readers(client: TestClient, served: dict[
     assert outcomes["uploads/人事/採用メモ.md"] == ("added", None)
     assert outcomes["uploads/人事/tool.exe"] == ("failed", "unsupported file type .exe")
     assert outcomes["uploads/人事/passwd.txt"] == ("added", None)  # only the last name component
+    assert outcomes["uploads/人事/okgpj.md"] == ("added", None)  # no right-to-left override
     uploads = served["settings"].home / "uploads"
     assert (uploads / "人事" / "passwd.txt").is_file()
     assert not (uploads.parent / "etc").exists()

@@ -301,8 +301,11 @@ def reindex(who: Admin, server: ServerDep) -> dict[str, Any]:
 
 
 def _safe_name(filename: str) -> str | None:
-    """The last path component of an uploaded name, if it is a usable file name."""
-    name = unicodedata.normalize("NFC", filename.replace("\\", "/").rsplit("/", 1)[-1].strip())
+    """The last path component of an uploaded name, if it is a usable file name. Format
+    characters are dropped: a right-to-left override would show ``ok\u202egpj.md`` as
+    ``okdm.jpg``."""
+    name = unicodedata.normalize("NFC", filename.replace("\\", "/").rsplit("/", 1)[-1])
+    name = "".join(ch for ch in name if unicodedata.category(ch) != "Cf").strip()
     if not name or name in {".", ".."} or name.startswith(".") or _UNSAFE.search(name):
         return None
     return _shortened(name)
