@@ -60,9 +60,10 @@ _COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\
 
 def copy_postings(
     conn: Any, source_id: int, docs: Sequence[PostedChunk], *, count: bool = True
-) -> None:
+) -> dict[Level, Counter[str]]:
     """Write the postings of ``docs`` (chunks of the file ``source_id``) and, with ``count``,
-    count their terms into the term statistics (a bulk load recounts them at its end)."""
+    count their terms into the term statistics (a bulk load recounts them at its end); the
+    counts of each level (none without ``count``)."""
     # COPY's text format built here in one piece: far cheaper than a call per row
     lines: list[str] = []
     for cid, tokens, _rows in docs:
@@ -84,7 +85,7 @@ def copy_postings(
     ) as copy:
         copy.write("".join(lines))
     if not count:
-        return
+        return {}
     # each term's document frequency per level, counted here (no read of what was written)
     chunk_df: Counter[str] = Counter()
     sentence_df: Counter[str] = Counter()
@@ -102,6 +103,7 @@ def copy_postings(
                 """,
                 (level, list(df), list(df.values())),
             )
+    return {"chunk": chunk_df, "sentence": sentence_df}
 
 
 def recount_stats(conn: Any) -> None:

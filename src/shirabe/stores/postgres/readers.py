@@ -11,7 +11,7 @@ chunks or groups and come back with its new ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from shirabe.stores.protocol import Level
@@ -90,9 +90,42 @@ def count(conn: Any, source_id: int, sign: int) -> None:
         )
 
 
-def counted_as_now(conn: Any, source_id: int) -> None:
-    """File ``source_id`` is counted under its current groups from now on."""
-    conn.execute(f"UPDATE sources s SET counted_as = {_GROUPS} WHERE s.id = %s", (source_id,))
+def counted_as_now(conn: Any, source_id: int) -> str:
+    """File ``source_id`` is counted under its current groups from now on; those groups."""
+    row = conn.execute(
+        f"UPDATE sources s SET counted_as = {_GROUPS} WHERE s.id = %s RETURNING counted_as",
+        (source_id,),
+    ).fetchone()
+    return str(row["counted_as"])
+
+
+def add(
+    conn: Any,
+    source_id: int,
+    frequencies: Mapping[Level, Mapping[str, int]],
+    rows: Mapping[Level, tuple[int, int]],
+) -> None:
+    """Count a file just written under its groups: its terms' document frequencies and its
+    (rows, total length) at each level, as the writer counted them for the whole index (no
+    read of what was written)."""
+    readers = counted_as_now(conn, source_id)
+    for level, df in frequencies.items():
+        if df:
+            conn.execute(
+                "INSERT INTO reader_term_stats (level, term, readers, df) "
+                "SELECT %s, term, %s, n FROM unnest(%s::text[], %s::bigint[]) AS d (term, n) "
+                "ON CONFLICT (level, term, readers) DO UPDATE SET df = reader_term_stats.df + "
+                "excluded.df",
+                (level, readers, list(df), list(df.values())),
+            )
+    for level, (n, total) in rows.items():
+        conn.execute(
+            "INSERT INTO reader_level_stats (level, readers, rows, total_length) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (level, readers) DO UPDATE SET "
+            "rows = reader_level_stats.rows + excluded.rows, "
+            "total_length = reader_level_stats.total_length + excluded.total_length",
+            (level, readers, n, total),
+        )
 
 
 def statistics(

@@ -331,18 +331,17 @@ class PostgresStore:
                 sentences,
                 ("int8", "int8", "int4", "int4", "vector"),
             )
-            lexical.copy_postings(conn, source_id, docs, count=not self._bulk)
-            lexical.adjust_stats(
-                conn,
-                chunk=(len(docs), sum(len(d[1]) for d in docs)),
-                sentence=(len(sentences), sum(r[3] for r in sentences)),
-            )
+            frequencies = lexical.copy_postings(conn, source_id, docs, count=not self._bulk)
+            rows: dict[Level, tuple[int, int]] = {
+                "chunk": (len(docs), sum(len(d[1]) for d in docs)),
+                "sentence": (len(sentences), sum(r[3] for r in sentences)),
+            }
+            lexical.adjust_stats(conn, chunk=rows["chunk"], sentence=rows["sentence"])
             conn.execute(
                 "UPDATE sources SET chunk_count = %s WHERE id = %s", (len(docs), source_id)
             )
             if not self._bulk:  # a bulk load counts every file at its end
-                readers.counted_as_now(conn, source_id)
-                readers.count(conn, source_id, 1)
+                readers.add(conn, source_id, frequencies, rows)
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
         with self._tx() as conn:
