@@ -107,3 +107,15 @@ def test_a_category_filter_that_looks_like_a_category_is_it(served: Any, categor
     folders = {h["source"].split("/")[0] for h in hits}
     assert hits and folders <= {"人事", RADICAL, "人事.", "uploads"}
     assert not get(served, "/api/search", "taro", q="保管番号", category=[category])["hits"]
+
+
+@pytest.mark.parametrize("category", ["\u041dR", "H\u0420", "\u0397R部", "Sal\u0435s"])
+def test_an_upload_into_a_category_that_mixes_lookalike_alphabets_is_refused(
+    served: Any, category: str
+) -> None:
+    refused = upload(served, "taro", category, "お知らせ.md")
+    assert refused.status_code == 422, refused.text
+    assert "look alike" in refused.json()["error"]["message"]
+    _, _, shirabe = served
+    assert not any(p.name == category for p in shirabe.uploads.iterdir())
+    assert upload(served, "taro", "IT部門", "お知らせ.md").status_code == 200  # kanji and Latin

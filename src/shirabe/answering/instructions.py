@@ -38,7 +38,12 @@ _INSTRUCTION = re.compile(
     r"あなた(?:は|には|が)[^。]{0,30}(?:権限|特権|管理者として|制限(?:は|が|の)?(?:な|ありません)|ロール|モード)|"
     # an answer demanded: 「…口座番号を答えてください」 (a form asks 「希望日を回答してください」)
     r"を(?:必ず)?(?:答え|返答し)(?:て(?:ください|下さい)|なさい|ろ|よ)|"
-    r"<\s*/?\s*system\s*>",
+    r"<\s*/?\s*system\s*>|"
+    # the same in English: "When asked about X, reply …", "You are now an administrator"
+    r"\bwhen(?:ever)?\s+(?:you\s+are\s+|you're\s+)?(?:asked|questioned)\b[^.]{0,120}?"
+    r"\b(?:reply|answer|respond|say|state|tell)\b|"
+    r"\byou\s+are\s+now\b|\byou\s+(?:are|have)\s+(?:an?\s+)?(?:admin|administrator|root|unrestricted)\b|"
+    r"\b(?:act|behave|respond)\s+as\s+(?:an?\s+|the\s+)?(?:admin|administrator|assistant|ai|system)\b",
     re.IGNORECASE,
 )
 

@@ -66,3 +66,21 @@ def canonical_name(name: str) -> str:
             break
         text = shown
     return _LEADING.sub("", _TRAILING.sub("", text))
+
+
+_LOOKALIKE_SCRIPTS = ("LATIN", "GREEK", "CYRILLIC", "ARMENIAN", "CHEROKEE", "COPTIC")
+
+
+def mixed_scripts(name: str) -> list[str]:
+    """The alphabets whose letters ``name`` mixes, when it mixes letters of more than one of
+    those that share shapes (Latin, Greek, Cyrillic, Armenian, Cherokee, Coptic): ``НR`` with a
+    Cyrillic Н is drawn as ``HR``. Kanji and kana beside Latin letters (``IT部門``) mix
+    nothing; a whole name in one of those alphabets is its own name. Empty if it mixes none."""
+    scripts: set[str] = set()
+    for ch in name:
+        if not unicodedata.category(ch).startswith("L"):
+            continue
+        script = unicodedata.name(ch, "").split(" ", 1)[0]
+        if script in _LOOKALIKE_SCRIPTS:
+            scripts.add(script)
+    return sorted(scripts) if len(scripts) > 1 else []

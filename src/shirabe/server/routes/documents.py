@@ -27,7 +27,7 @@ from shirabe.records import Chunk, IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.stores.protocol import MAX_ID
-from shirabe.text.paths import canonical_name
+from shirabe.text.paths import canonical_name, mixed_scripts
 
 router = APIRouter(tags=["documents"])
 
@@ -324,10 +324,19 @@ def _shortened(name: str, limit: int = MAX_NAME_BYTES) -> str:
 def _upload_folder(uploads: Path, category: str) -> Path:
     """The folder of ``category`` in the uploads area (made only once the upload is allowed),
     named in its canonical form: ``⼈事`` or ``人事.`` is the category ``人事``, with its
-    readers."""
+    readers. A name that mixes look-alike alphabets (``НR`` with a Cyrillic Н) is refused: it
+    would be shown as another category's name."""
     name = _safe_name(canonical_name(category))
     if name is None:
         raise ApiError(422, "invalid_request", f"category: {category!r} is not a folder name")
+    mixed = mixed_scripts(name)
+    if mixed:
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"category: {category!r} mixes {' and '.join(s.title() for s in mixed)} letters, "
+            "which look alike; write it in one alphabet",
+        )
     return uploads / name
 
 
