@@ -198,3 +198,35 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
     public = restrict(None, Reader(frozenset()))
     assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9", filters=public))
     assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9"))
+
+
+def test_a_file_swapped_for_a_link_and_back_while_its_loader_reads_is_read_as_it_was(
+    engine: Shirabe, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader reads the bytes the ingest read and fingerprinted, never the path again: a
+    swap to a link to outside the root and back, while the loader works, changes nothing."""
+    from shirabe.loaders.worker import TimedLoader
+
+    docs = tmp_path / "docs"
+    notice = write(docs / "総務" / "お知らせ.md", NOTICE)
+    secret = write(tmp_path / "outside" / "host.md", HOST.replace("9", "8"))  # same size
+    aside = tmp_path / "aside.md"
+    reading = TimedLoader.load
+
+    def swapped_while_read(self: TimedLoader, path: Path) -> Any:
+        notice.rename(aside)
+        notice.symlink_to(secret)
+        try:
+            return reading(self, path)
+        finally:
+            notice.unlink()
+            aside.rename(notice)  # the same file again: inode, size and time
+
+    monkeypatch.setattr(TimedLoader, "load", swapped_while_read)
+    report = engine.ingest([docs])
+    assert [(f.outcome, f.reason) for f in report.files] == [("added", None)]
+    texts = [h.chunk.text for h in engine.search("会議室 機械の名前 HOSTCODE8", k=10)]
+    assert any("総務ポータル" in t for t in texts)
+    assert not any("HOSTCODE8" in t for t in texts)
+    source = engine.store.get_source(str(notice))
+    assert source is not None and source.path == str(notice) and source.status == "ok"

@@ -7,8 +7,10 @@ import hashlib
 import json
 import logging
 import os
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -70,19 +72,23 @@ def opened(path: Path) -> int:
     return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
 
 
-def same_file(path: Path, st: os.stat_result) -> bool:
-    """Whether ``path`` is still the file ``st`` was read from, not a link or another file:
-    a loader opens the path again after the bytes were read and checked."""
-    try:
-        now = os.lstat(path)
-    except OSError:
-        return False
-    return (now.st_dev, now.st_ino, now.st_size, now.st_mtime_ns) == (
-        st.st_dev,
-        st.st_ino,
-        st.st_size,
-        st.st_mtime_ns,
-    )
+@contextmanager
+def private_copy(path: Path, data: bytes) -> Iterator[Path]:
+    """``data``, the bytes read from ``path`` through :func:`opened`, as a file of the same
+    name in a folder only this user may enter, removed afterwards. A loader reads this copy,
+    never ``path`` again: whatever ``path`` becomes meanwhile (a link to outside the root, and
+    back), what is indexed is what was read and fingerprinted."""
+    with tempfile.TemporaryDirectory(prefix="shirabe-read-") as folder:
+        copy = Path(folder) / path.name
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        yield copy
+
+
+def _named(reason: str, copied: str, key: str) -> str:
+    """A loader's ``reason`` with the private copy it read named as the file it is of."""
+    return reason.replace(copied, key) if copied else reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,22 +371,22 @@ class Ingestor:
         if loader_for(path) is None:
             return self._fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
         unwritten = self._unwritten()
+        copied = ""
         try:
-            document = self._loader.load(path)
+            with private_copy(path, data) as copy:
+                copied = str(copy)
+                document = replace(self._loader.load(copy), path=str(path))
+            del data
             chunks = self._chunker.chunk(document)
             rewrites = self._cleaner.rewrites(document) if self._cleaner else {}
             indexed = self._index(chunks, rewrites)
         except LoadError as exc:
-            return self._fail(place, exc.reason, record)
+            return self._fail(place, _named(exc.reason, copied, key), record)
         except (StoreError, ReaderUnavailableError):  # not this file's fault: stop the run
             raise
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", key)
-            return self._fail(place, f"{type(exc).__name__}: {exc}", record)
-        if not same_file(path, st):  # read again at the next ingest
-            if path.is_symlink():
-                return self._refuse(place, SWAPPED)
-            return self._fail(place, "the file changed while it was read", record)
+            return self._fail(place, _named(f"{type(exc).__name__}: {exc}", copied, key), record)
         if not indexed:
             return self._fail(place, "no text found", record)
         warnings = tuple(document.warnings)
