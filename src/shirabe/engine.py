@@ -18,16 +18,10 @@ from shirabe.access.accounts import Accounts
 from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
 from shirabe.answering import mentions
-from shirabe.answering.followup import Turn, carried, carried_in_vain, rewritten, standalone
+from shirabe.answering.followup import carried, carried_in_vain, rewritten, standalone
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.merge import merge_answers
-from shirabe.answering.protocol import (
-    DoneEvent,
-    GenerationEvent,
-    Generator,
-    StreamingGenerator,
-    answer_events,
-)
+from shirabe.answering.protocol import Generator, StreamingGenerator, answer_events
 from shirabe.answering.registry import make_chat, make_generator
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
@@ -46,11 +40,14 @@ from shirabe.records import (
     Answer,
     Chunk,
     Document,
+    DoneEvent,
     FileResult,
     Filters,
+    GenerationEvent,
     Hit,
     IndexStatus,
     IngestReport,
+    Turn,
 )
 from shirabe.retrieval.factory import make_retriever
 from shirabe.retrieval.hits import fuse_hits

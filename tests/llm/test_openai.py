@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from shirabe.answering.llm import LLMGenerator, _elsewhere, _states
-from shirabe.answering.protocol import CitationsEvent, DoneEvent, ErrorEvent, HitsEvent, TokenEvent
 from shirabe.answering.refusal import REFUSAL_TEXT, refusal
 from shirabe.answering.registry import llm_config, make_generator
 from shirabe.embedders.protocol import Matrix, Vector
@@ -23,7 +22,18 @@ from shirabe.llm.openai import (
     delta_text,
     sse_data,
 )
-from shirabe.records import Answer, Chunk, Citation, Hit, RefusalCode
+from shirabe.records import (
+    Answer,
+    Chunk,
+    Citation,
+    CitationsEvent,
+    DoneEvent,
+    ErrorEvent,
+    Hit,
+    HitsEvent,
+    RefusalCode,
+    TokenEvent,
+)
 from shirabe.retrieval.query import Query
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore

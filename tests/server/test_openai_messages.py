@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from shirabe.answering.followup import Turn
+from shirabe.records import Turn
 from shirabe.server.errors import ApiError
 from shirabe.server.routes.openai import ChatRequest, answer_of
 

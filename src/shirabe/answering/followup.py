@@ -34,13 +34,13 @@ import logging
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from shirabe.answering import tables
 from shirabe.answering.mentions import char_pairs
 from shirabe.answering.refusal import REFUSAL_TEXT
 from shirabe.errors import GeneratorError
 from shirabe.llm.protocol import ChatModel, Message
+from shirabe.records import Turn
 
 logger = logging.getLogger(__name__)
 
@@ -63,14 +63,6 @@ _NAME = re.compile(
 )
 """A family and a given name written apart (見本 太郎), as ledgers and rosters write them."""
 _WHO = re.compile(r"誰|だれ|どなた|どの人")
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One earlier exchange of a conversation."""
-
-    question: str
-    answer: str = ""
 
 
 def _plain(text: str) -> str:

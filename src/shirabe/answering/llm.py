@@ -47,19 +47,21 @@ from shirabe.answering.prompting import (
     render_passage,
     widen_passages,
 )
-from shirabe.answering.protocol import (
+from shirabe.answering.protocol import Generator
+from shirabe.answering.refusal import refusal
+from shirabe.errors import GeneratorError
+from shirabe.llm.protocol import ChatModel
+from shirabe.records import (
+    Answer,
     CitationsEvent,
     DoneEvent,
     ErrorEvent,
     GenerationEvent,
-    Generator,
+    Hit,
     HitsEvent,
+    RefusalCode,
     TokenEvent,
 )
-from shirabe.answering.refusal import refusal
-from shirabe.errors import GeneratorError
-from shirabe.llm.protocol import ChatModel
-from shirabe.records import Answer, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.text.normalize import folded
 

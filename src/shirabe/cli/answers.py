@@ -8,7 +8,6 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from shirabe.answering.followup import Turn
 from shirabe.cli.options import (
     IndexOption,
     JsonOption,
@@ -24,7 +23,7 @@ from shirabe.cli.options import (
 )
 from shirabe.cli.render import answer_json, err, out, print_answer, print_hits, stream_answer
 from shirabe.errors import UnsearchableError
-from shirabe.records import hit_json
+from shirabe.records import Turn, hit_json
 
 _TURNS_KEPT = 6
 """Earlier turns a chat sends with each question."""

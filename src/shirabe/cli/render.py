@@ -12,13 +12,22 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from shirabe.answering.followup import Turn
-from shirabe.answering.protocol import DoneEvent, ErrorEvent, TokenEvent
 from shirabe.engine import Shirabe
 from shirabe.evaluation import batch as batching
 from shirabe.evaluation.baseline import Comparison
 from shirabe.evaluation.metrics import LATENCY_METRICS, METRICS, CaseResult
-from shirabe.records import Answer, Citation, Filters, Hit, IngestReport, format_locator
+from shirabe.records import (
+    Answer,
+    Citation,
+    DoneEvent,
+    ErrorEvent,
+    Filters,
+    Hit,
+    IngestReport,
+    TokenEvent,
+    Turn,
+    format_locator,
+)
 from shirabe.records import answer_json as serialize_answer
 
 out = Console(soft_wrap=True)

@@ -7,10 +7,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from shirabe.answering.followup import Turn
 from shirabe.errors import ShirabeError, UnsearchableError
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.metrics import CaseResult, score_case
+from shirabe.records import Turn
 
 if TYPE_CHECKING:
     from shirabe.engine import Shirabe

@@ -22,7 +22,6 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from shirabe.answering.followup import Turn
 from shirabe.errors import GeneratorError, ShirabeError
 from shirabe.indexing.tags import groups_of
 from shirabe.records import (
@@ -31,6 +30,7 @@ from shirabe.records import (
     Citation,
     Hit,
     SourceInfo,
+    Turn,
     format_locator,
 )
 from shirabe.server.deps import Principal, Server, principal_of

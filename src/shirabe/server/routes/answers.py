@@ -13,17 +13,20 @@ from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
 from shirabe.access.conversations import NotFoundError
-from shirabe.answering.followup import Turn
-from shirabe.answering.protocol import (
+from shirabe.errors import GeneratorError
+from shirabe.records import (
+    Answer,
     CitationsEvent,
     DoneEvent,
     ErrorEvent,
     GenerationEvent,
     HitsEvent,
     TokenEvent,
+    Turn,
+    answer_json,
+    citation_json,
+    hit_json,
 )
-from shirabe.errors import GeneratorError
-from shirabe.records import Answer, answer_json, citation_json, hit_json
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.server.routes.conversations import history, owner_of

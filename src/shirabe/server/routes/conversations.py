@@ -23,8 +23,8 @@ from shirabe.access.conversations import (
     client_owner,
     user_owner,
 )
-from shirabe.answering.followup import Turn
 from shirabe.indexing.tags import groups_of
+from shirabe.records import Turn
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 

@@ -20,10 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from shirabe.answering.followup import Turn
-from shirabe.answering.protocol import DoneEvent, ErrorEvent, TokenEvent
 from shirabe.errors import GeneratorError
-from shirabe.records import Answer
+from shirabe.records import Answer, DoneEvent, ErrorEvent, TokenEvent, Turn
 from shirabe.server.deps import Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.server.routes.answers import (
