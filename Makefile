@@ -34,6 +34,7 @@ lint: install-dev
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/lint-imports
 	$(BIN)/python scripts/check_sizes.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir build/site
 
 typecheck: install-dev
 	$(BIN)/mypy
