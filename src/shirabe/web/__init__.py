@@ -1,5 +1,5 @@
-"""The web chat page: an HTML file, its script, style sheet and icon, with no external
-assets, served by ``shirabe serve``."""
+"""The web chat page: an HTML file, its script (JavaScript modules that import one another,
+served as they are), style sheet and icon, with no external assets, served by ``shirabe serve``."""
 
 from __future__ import annotations
 
@@ -13,13 +13,22 @@ PAGE_POLICY = (
 """The Content-Security-Policy the page is served with: nothing but its own files and the
 API (no inline script or style)."""
 
-ASSETS = {
-    "app.js": "text/javascript; charset=utf-8",
-    "admin.js": "text/javascript; charset=utf-8",
-    "app.css": "text/css; charset=utf-8",
-    "favicon.svg": "image/svg+xml",
+STATIC = Path(__file__).parent / "static"
+
+MEDIA_TYPES = {
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
-"""The files of the page, by name, with their media types."""
+"""The media type of each kind of file the page is made of."""
+
+ASSETS = {
+    path.name: MEDIA_TYPES[path.suffix]
+    for path in sorted(STATIC.iterdir())
+    if path.suffix in MEDIA_TYPES
+}
+"""The files of the page, by name, with their media types: every script module (``app.js``
+starts the page and imports the others), the style sheet and the icon in ``static/``."""
 
 
 @cache
@@ -32,4 +41,4 @@ def page() -> str:
 def asset(name: str) -> bytes:
     """One of :data:`ASSETS`; KeyError for any other name."""
     ASSETS[name]
-    return (Path(__file__).parent / "static" / name).read_bytes()
+    return (STATIC / name).read_bytes()

@@ -1,7 +1,10 @@
-"use strict";
 // The admin view: users and their groups, groups with their members and documents, the ingest
 // runs and the audit log. The server refuses these lists to anyone but an admin; the tab is
-// only shown to admins. Uses app.js's helpers ($, el, api, japanese).
+// only shown to admins.
+
+import { $, el } from "./dom.js";
+import { api, japanese } from "./api.js";
+import { select } from "./layout.js";
 
 const ACTIONS = { upload: "アップロード", replace: "差し替え", delete: "削除", readers: "閲覧者の変更", root: "文書ルートの設定", sign_in_failed: "サインイン失敗" };
 
@@ -24,7 +27,7 @@ function rows(body, items, row, empty) {
 const ADMIN_TABLES = ["admin-users", "admin-groups", "admin-ingests", "admin-audit"];
 
 // Another user signed in: drop what was shown to the admin, and leave the view.
-function clearAdmin() {
+export function clearAdmin() {
   ++adminRequest;
   for (const id of ADMIN_TABLES) $(id).replaceChildren();
   $("groups-note").textContent = "";
@@ -32,7 +35,7 @@ function clearAdmin() {
 }
 
 let adminRequest = 0;
-async function loadAdmin() {
+export async function loadAdmin() {
   const request = ++adminRequest;
   $("view-admin").setAttribute("aria-busy", "true");
   const parts = [
