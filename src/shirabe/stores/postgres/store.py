@@ -1,9 +1,9 @@
-# size: the Store protocol over PostgreSQL, one method per operation (searches: dense, lexical)
 """The server store: PostgreSQL with pgvector, for teams sharing one index.
 
 Everything lives in the database and is searched there:
 
-- sources, chunks and the embedding cache, as in the embedded store (this module);
+- sources, chunks and the embedding cache, as in the embedded store (this module; a file's
+  rows are written by ``writes.py``);
 - BM25 over the same Japanese terms, scored in SQL from postings tables and per-level
   statistics kept in the same transactions (``lexical.py``);
 - dense vectors in pgvector with HNSW cosine indexes, searched exactly instead when a filter
@@ -17,7 +17,6 @@ processes can read and write one database.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,17 +27,10 @@ import numpy as np
 
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
-from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
-from shirabe.stores.postgres import bulk, dense, lexical, readers
-from shirabe.stores.postgres.connections import advisory_lock, copy_rows, guarded, traced_cursor
-from shirabe.stores.postgres.lexical import PostedChunk
-from shirabe.stores.postgres.rows import (
-    CHUNK_COLUMNS,
-    chunk_from_row,
-    chunk_row,
-    sentence_rows,
-    source_from_row,
-)
+from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row
+from shirabe.stores.postgres import bulk, dense, lexical, readers, writes
+from shirabe.stores.postgres.connections import advisory_lock, guarded, traced_cursor
+from shirabe.stores.postgres.rows import chunk_from_row, source_from_row
 from shirabe.stores.postgres.schema import WRITE_LOCK, migrate
 from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
 from shirabe.text.terms import as_weights
@@ -246,45 +238,6 @@ class PostgresStore:
                 )
             return [source_from_row(r) for r in rows.fetchall()]
 
-    def _upsert_source(
-        self, conn: Any, source: SourceRecord, status: str, error: str | None
-    ) -> tuple[int, int]:
-        """The file's id, and how many chunks it had (0 for a new file)."""
-        row = conn.execute(
-            """
-            INSERT INTO sources (path, sha256, size, mtime, status, error, metadata, ingested_at,
-                warnings)
-            VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
-            ON CONFLICT (path) DO UPDATE SET sha256 = excluded.sha256, size = excluded.size,
-                mtime = excluded.mtime, status = excluded.status, error = excluded.error,
-                metadata = excluded.metadata, ingested_at = excluded.ingested_at,
-                warnings = excluded.warnings
-            RETURNING id, chunk_count
-            """,
-            source_row(source, status, error),
-        ).fetchone()
-        return int(row["id"]), int(row["chunk_count"])
-
-    def _drop_chunks(self, conn: Any, source_id: int) -> None:
-        """Delete a file's chunks (postings and sentences go with them) and their statistics."""
-        readers.count(conn, source_id, -1)
-        old = conn.execute(
-            "SELECT id, length FROM chunks WHERE source_id = %s", (source_id,)
-        ).fetchall()
-        old_sentences = conn.execute(
-            "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM sentences "
-            "WHERE source_id = %s",
-            (source_id,),
-        ).fetchone()
-        lexical.drop_postings(conn, [int(r["id"]) for r in old])
-        conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
-        conn.execute("UPDATE sources SET chunk_count = 0 WHERE id = %s", (source_id,))
-        lexical.adjust_stats(
-            conn,
-            chunk=(-len(old), -sum(int(r["length"]) for r in old)),
-            sentence=(-int(old_sentences["n"]), -int(old_sentences["total"])),
-        )
-
     def replace_source(self, source: SourceRecord, chunks: Sequence[IndexedChunk]) -> None:
         model = self._model
         keys = [k for ic in chunks for k in ic.vector_keys]
@@ -292,75 +245,11 @@ class PostgresStore:
         with self._write() as conn:
             if self._bulk:  # a crash loses the last files, which the next ingest adds again
                 conn.execute("SET LOCAL synchronous_commit = off")
-            source_id, had = self._upsert_source(conn, source, "ok", None)
-            if had:
-                self._drop_chunks(conn, source_id)
-            ids = [
-                int(r["id"])
-                for r in conn.execute(
-                    "SELECT nextval('chunks_id_seq') AS id FROM generate_series(1, %s)",
-                    (len(chunks),),
-                ).fetchall()
-            ]
-            docs: list[PostedChunk] = []
-            sentences: list[tuple[int, int, int, int, Vector]] = []
-            chunk_vectors: list[tuple[int, int, Vector]] = []
-            with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
-                for cid, ic in zip(ids, chunks, strict=True):
-                    copy.write_row(chunk_row(cid, source_id, ic))
-                    found = [vectors.get(k) for k in ic.vector_keys]
-                    own = found[0] if found else None
-                    if own is None:
-                        log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
-                    else:
-                        chunk_vectors.append((cid, source_id, own))
-                    terms, row_vectors = sentence_rows(ic, found)
-                    for ord_, (sentence, vec) in enumerate(zip(terms, row_vectors, strict=True)):
-                        if vec is not None:
-                            sentences.append((cid, source_id, ord_, len(sentence), vec))
-                    docs.append((cid, ic.tokens, terms))
-            copy_rows(
-                conn,
-                "chunk_vectors (chunk_id, source_id, embedding)",
-                chunk_vectors,
-                ("int8", "int8", "vector"),
-            )
-            copy_rows(
-                conn,
-                "sentences (chunk_id, source_id, ord, length, embedding)",
-                sentences,
-                ("int8", "int8", "int4", "int4", "vector"),
-            )
-            frequencies = lexical.copy_postings(conn, source_id, docs, count=not self._bulk)
-            rows: dict[Level, tuple[int, int]] = {
-                "chunk": (len(docs), sum(len(d[1]) for d in docs)),
-                "sentence": (len(sentences), sum(r[3] for r in sentences)),
-            }
-            lexical.adjust_stats(conn, chunk=rows["chunk"], sentence=rows["sentence"])
-            conn.execute(
-                "UPDATE sources SET chunk_count = %s WHERE id = %s", (len(docs), source_id)
-            )
-            if not self._bulk:  # a bulk load counts every file at its end
-                readers.add(conn, source_id, frequencies, rows)
+            writes.replace_source(conn, source, chunks, vectors, bulk=self._bulk)
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
         with self._tx() as conn:
-            # the tags of the failure (its readers now) replace the old ones; the last good
-            # text stays searchable under them
-            found = conn.execute(
-                "SELECT id FROM sources WHERE path = %s FOR UPDATE", (source.path,)
-            ).fetchone()
-            if found is None:
-                self._upsert_source(conn, source, "failed", reason)
-                return
-            readers.count(conn, int(found["id"]), -1)  # its text, counted for its new readers
-            conn.execute(
-                "UPDATE sources SET status = 'failed', error = %s, ingested_at = %s, "
-                "metadata = metadata || %s::jsonb WHERE id = %s",
-                (reason, now(), json.dumps(dict(source.metadata)), found["id"]),
-            )
-            readers.counted_as_now(conn, int(found["id"]))
-            readers.count(conn, int(found["id"]), 1)
+            writes.record_failure(conn, source, reason)
 
     def touch_source(self, source: SourceRecord) -> None:
         with self._conn() as conn:
@@ -371,14 +260,7 @@ class PostgresStore:
 
     def remove_source(self, path: str) -> bool:
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT id FROM sources WHERE path = %s FOR UPDATE", (path,)
-            ).fetchone()
-            if row is None:
-                return False
-            self._drop_chunks(conn, int(row["id"]))
-            conn.execute("DELETE FROM sources WHERE id = %s", (row["id"],))
-            return True
+            return writes.remove_source(conn, path)
 
     # embedding cache
 
