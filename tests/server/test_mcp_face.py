@@ -194,17 +194,17 @@ def test_stdio_reads_as_the_user_named(served: Served) -> None:
     assert answer["citations"][0]["source"] == "人事/休暇規程.md"
 
 
-def readme_configuration() -> dict[str, Any]:
-    """The desktop assistant's configuration of the README's MCP section, as printed."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n### MCP (Model Context Protocol)\n", 1)[1].split("\n## ", 1)[0]
+def documented_configuration() -> dict[str, Any]:
+    """The desktop assistant's configuration of docs/api.md's MCP section, as printed."""
+    page = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    section = page.split("\n## MCP (Model Context Protocol)\n", 1)[1].split("\n## ", 1)[0]
     block = section.split("```json\n", 1)[1].split("```", 1)[0]
     server: dict[str, Any] = json.loads(block)["mcpServers"]["shirabe"]
     return server
 
 
-def test_the_readme_configuration_starts_a_server_for_its_user(served: Served) -> None:
-    configured = readme_configuration()
+def test_the_documented_configuration_starts_a_server_for_its_user(served: Served) -> None:
+    configured = documented_configuration()
     user = configured["args"][configured["args"].index("--user") + 1]
     cli("users", "add", user, "--group", "hr", "--index", str(served.home), env=served.env)
     command = configured["command"]
