@@ -8,7 +8,7 @@
   company-style cases of eval/near_miss.yaml, eval/sample_docs.yaml (over sample_docs/) and
   eval/near_miss_city.yaml (over its city office pages), each counted ``CASE_WEIGHT`` times.
   Figures on those sets for the model shipped are therefore training figures; held-out ones
-  come from models trained with the cases of the other corpus only (see README).
+  come from models trained with the cases of the other corpus only (docs/benchmarks.md).
 - Development data: JSQuAD valid, the index bench/jsquad.py keeps. The refusal threshold is
   chosen there (at most 2% of its answerable questions refused by the stage), and the short
   answer's span threshold too (the lowest at which 3 in 4 of the spans shown are exactly a

@@ -96,7 +96,7 @@ class Settings(BaseSettings):
         default=False,
         description="A chunk's vector is the mean of its sentence vectors instead of its text "
         "embedded again: half the embedding time; the same hybrid retrieval on JSQuAD, but "
-        "worse on the sample documents' tables and short rows (see the README).",
+        "worse on the sample documents' tables and short rows (see docs/benchmarks.md).",
     )
 
     # retrieval

@@ -1,7 +1,7 @@
 """Broken PDF pages rewritten by a chat model for search: which pages count as broken (on the
 real fixtures), which rewrites are used, the cache, and what an ingest indexes and shows. The
 model here is a small fake that records its calls (the real model's run is in
-test_enrich_model.py; the measured effect in the README, from eval/fixture_pdfs.yaml)."""
+test_enrich_model.py; the measured effect in docs/benchmarks.md, from eval/fixture_pdfs.yaml)."""
 
 from __future__ import annotations
 

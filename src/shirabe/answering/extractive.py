@@ -364,8 +364,8 @@ class ExtractiveGenerator:
         another key, a name written away from the figure. On JSQuAD valid (development;
         ``bench/rules.py``) they refuse, beyond the stage, 1.0% of answerable questions, 0.6%
         of those asked without their paragraph and 6.8% of made near misses; on the
-        company-style sets, a stage without them let most near misses through (README,
-        "The learned answer stage")."""
+        company-style sets, a stage without them let most near misses through
+        (docs/benchmarks.md, "The learned answer stage")."""
         codes = [  # an alias of an official name (AQ300) is known by that name
             c
             for c in fit.codes(query.text)
