@@ -63,7 +63,7 @@ def measure(app: Shirabe, corpus: Path, questions: list[Question]) -> dict[str, 
 
     bm25, hybrid = [], []
     for q in questions:
-        rankings = retriever.rankings(app.query(q.text), CANDIDATES)
+        rankings = retriever.rankings(app.searcher.query(q.text), CANDIDATES)
         fused = retriever.fuse(rankings, CANDIDATES)
         hybrid.append(paragraph_ranking([cid for cid, _ in fused], source_of))
         lexical = {
@@ -108,16 +108,18 @@ def main() -> None:
     }
     with Shirabe(Settings(home=work / "enriched", **model)) as enriched:
         seed_embeddings(plain_home, enriched)  # the same vectors: only the writing is timed
-        assert enriched.enricher is not None
+        assert enriched.writers.enricher is not None
         before = len(
-            enriched.enricher.missing(c for _k, cs in enriched.passages([corpus]) for c in cs)
+            enriched.writers.enricher.missing(
+                c for _k, _d, cs in enriched.documents([corpus]) for c in cs
+            )
         )
         started = time.perf_counter()
         enriched.ingest([corpus])
         seconds = time.perf_counter() - started
         results["enriched_ingest_seconds"] = round(seconds, 1)
         results["passages_written"] = before
-        results["seconds_per_passage"] = enriched.enricher.mean_seconds()
+        results["seconds_per_passage"] = enriched.writers.enricher.mean_seconds()
         results["enriched"] = measure(enriched, corpus, questions)
     print(
         f"enriched: ingest {seconds / 60:.1f} min, {before} passages written this run, "

@@ -256,7 +256,7 @@ def main() -> None:
     generator = app.generator
     for q in questions:
         t0 = time.perf_counter()
-        query = app.query(q.text)
+        query = app.searcher.query(q.text)
         rankings = retriever.rankings(query, CANDIDATES)
         fused = retriever.fuse(rankings, CANDIDATES)
         hits = hits_for(store, fused[: settings.top_k * 2], rankings)

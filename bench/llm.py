@@ -111,7 +111,7 @@ def run(
     top_k = app.settings.top_k
     for i, q in enumerate(sample, 1):
         t0 = time.perf_counter()
-        query = app.query(q.text)
+        query = app.searcher.query(q.text)
         hits: list[Hit] = app.retriever.retrieve(query, top_k)
         retrieval = time.perf_counter() - t0
         row: dict[str, Any] = {

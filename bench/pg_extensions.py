@@ -184,7 +184,7 @@ def compare_bm25(
     )
     own, ext, cands, same, full = [], [], [], [], 0
     for q in questions:
-        weights = app.query(q).term_weights
+        weights = app.searcher.query(q).term_weights
         theirs, s_own = timed(store.search_lexical, weights, K, filters)
         text = " ".join(word(t) for t in weights)
         params: list[Any] = ([] if allowed is None else [allowed]) + [text, CANDIDATES]

@@ -64,7 +64,7 @@ def main() -> None:
         pool = noun_pool(app, sample)
 
         def judge(kind: str, text: str, without: str | None = None) -> None:
-            query = app.query(text)
+            query = app.searcher.query(text)
             rankings = app.retriever.rankings(query, CANDIDATES)  # type: ignore[attr-defined]
             fused = app.retriever.fuse(rankings, CANDIDATES)  # type: ignore[attr-defined]
             hits = hits_for(app.store, fused, rankings)
@@ -87,7 +87,7 @@ def main() -> None:
             judge("without own", q.text, without=q.paragraph)
             if rng.random() < 0.5:
                 text = (corpus / q.paragraph).read_text(encoding="utf-8")
-                swapped = swap(app.query(q.text).words(), text, pool, rng)
+                swapped = swap(app.searcher.query(q.text).words(), text, pool, rng)
                 if swapped:
                     judge("near miss", swapped)
             if (n + 1) % 100 == 0:

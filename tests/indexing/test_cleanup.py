@@ -199,14 +199,16 @@ def test_rewrites_are_written_once_and_what_is_shown_stays_the_page_s_own(
     off = Settings(home=tmp_path / "plain")
     with Shirabe(off, embedder=e5) as app:
         app.ingest([docs])
-        plain_text = [c.text for c in app.store.source_chunks(app.key_of(docs / "化粧品基準.pdf"))]
+        plain_text = [
+            c.text for c in app.store.source_chunks(app.root.key_of(docs / "化粧品基準.pdf"))
+        ]
     model = Splitter()
     on = Settings(home=tmp_path / "index", clean_pdf_pages=True)
     with Shirabe(on, embedder=e5, ingest_model=model) as app:
         assert app.ingest([docs]).counts["added"] == 1
         assert len(model.calls) == 7  # pages 3, 6-11
         assert page_rank(app, question, 8) is not None
-        key = app.key_of(docs / "化粧品基準.pdf")
+        key = app.root.key_of(docs / "化粧品基準.pdf")
         assert [c.text for c in app.store.source_chunks(key)] == plain_text
         assert app.ingest([docs]).counts["unchanged"] == 1 and len(model.calls) == 7
     with Shirabe(on.model_copy(update={"clean_pdf_pages": False}), embedder=e5) as app:
@@ -283,5 +285,5 @@ def test_a_failing_model_leaves_the_file_indexed_warned_and_asks_again(
     with Shirabe(settings, embedder=e5, ingest_model=model) as app:
         assert app.ingest([docs]).counts["updated"] == 1  # asked again, now written
         assert len(model.calls) == 7
-        source = app.store.get_source(app.key_of(docs / "化粧品基準.pdf"))
+        source = app.store.get_source(app.root.key_of(docs / "化粧品基準.pdf"))
         assert source is not None and not any("not written" in w for w in source.warnings)

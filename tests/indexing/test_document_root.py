@@ -80,7 +80,7 @@ def test_moving_the_root_retags_every_document_and_is_audited(
     docs = corpus(tmp_path)
     engine.ingest([docs])
     engine.move_root(tmp_path, actor="tester")
-    assert engine.document_root == tmp_path
+    assert engine.root.path == tmp_path
     # the rule 人事/** is relative to the root: below tmp_path the file is docs/人事/給与.md
     _key, groups, category = hr_source(engine, docs)
     assert (groups, category) == (["public"], "docs")

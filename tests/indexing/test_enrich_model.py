@@ -52,11 +52,11 @@ def test_passages_are_written_for_once_and_the_setting_reindexes(
     )
     with Shirabe(enriched, embedder=e5) as app:
         assert app.ingest([docs]).counts["added"] == 1
-        passages = [c for _key, chunks in app.passages([docs]) for c in chunks]
-        assert app.enricher is not None
-        assert app.enricher.missing(passages) == []
+        passages = [c for _key, _doc, chunks in app.documents([docs]) for c in chunks]
+        assert app.writers.enricher is not None
+        assert app.writers.enricher.missing(passages) == []
         first = written(plain.home)
-        assert len(first) == len(app.enricher.wanted(passages)) >= 2
+        assert len(first) == len(app.writers.enricher.wanted(passages)) >= 2
         assert all(len(text) <= MAX_CHARS for _key, text, _at in first)
         assert app.ingest([docs]).counts["unchanged"] == 1
         assert written(plain.home) == first  # nothing asked again

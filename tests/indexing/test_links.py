@@ -83,7 +83,7 @@ def test_no_link_reads_anything_outside_the_root_and_readers_see_no_trace_of_one
     engine.ingest([engine.uploads], area=engine.uploads)
     link(tmp_path, engine, docs)
     report = engine.ingest([docs])  # the first ingest: the folder given becomes the root
-    assert engine.document_root == docs
+    assert engine.root.path == docs
     expected = {
         "public/host.md": OUTSIDE,
         "public/upl_hr": UPLOADS,

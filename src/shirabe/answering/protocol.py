@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Protocol, runtime_checkable
 
+from shirabe.llm.protocol import ChatModel
 from shirabe.records import (
     Answer,
     CitationsEvent,
@@ -25,7 +26,17 @@ class Generator(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def chat_model(self) -> ChatModel | None:
+        """The chat model that writes its answers, if any: it also makes follow-ups
+        standalone and understands questions (other wordings, parts, keywords)."""
+        ...
+
     def generate(self, query: Query, hits: list[Hit]) -> Answer: ...
+
+    def close(self) -> None:
+        """Let go of what it holds (a model server's connections)."""
+        ...
 
 
 @runtime_checkable

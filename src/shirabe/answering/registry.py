@@ -1,4 +1,5 @@
-"""Chooses how answers are written, among the ``shirabe.generators`` entry points."""
+"""Chooses how answers are written, among the ``shirabe.generators`` entry points and the
+chat models of ``shirabe.chat_models``."""
 
 from __future__ import annotations
 
@@ -10,71 +11,12 @@ from shirabe.answering.llm import LLMGenerator
 from shirabe.answering.prompting import Neighbours
 from shirabe.answering.protocol import Generator
 from shirabe.embedders.protocol import Embedder
-from shirabe.errors import ConfigurationError
-from shirabe.llm.llama_cpp import LlamaConfig, LlamaCppChat
-from shirabe.llm.openai import PRESETS, LLMConfig, OpenAIChat, azure_base_url
 from shirabe.llm.protocol import ChatModel
+from shirabe.llm.registry import make_chat_model
 from shirabe.plugins import Registry
 from shirabe.records import Chunk
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Store
-
-
-def llm_base_url(settings: Settings) -> str:
-    """The configured base URL, else the preset's; an error naming both settings if neither."""
-    if settings.generator == "azure":
-        if not settings.llm_azure_endpoint or not settings.llm_azure_deployment:
-            raise ConfigurationError(
-                "generator 'azure' needs SHIRABE_LLM_AZURE_ENDPOINT "
-                "(https://NAME.openai.azure.com) and SHIRABE_LLM_AZURE_DEPLOYMENT"
-            )
-        return azure_base_url(settings.llm_azure_endpoint, settings.llm_azure_deployment)
-    if settings.llm_base_url:
-        return settings.llm_base_url
-    if settings.llm_preset:
-        return PRESETS[settings.llm_preset]
-    raise ConfigurationError(
-        "generator 'openai' needs a server: set SHIRABE_LLM_PRESET "
-        f"({', '.join(PRESETS)}) or SHIRABE_LLM_BASE_URL"
-    )
-
-
-def llm_config(settings: Settings) -> LLMConfig:
-    azure = settings.generator == "azure"
-    return LLMConfig(
-        base_url=llm_base_url(settings),
-        model=settings.llm_azure_deployment if azure else settings.llm_model,
-        api_key_env=settings.llm_api_key_env,
-        temperature=settings.llm_temperature,
-        max_tokens=settings.llm_max_tokens,
-        timeout=settings.llm_timeout,
-        retries=settings.llm_retries,
-        api_version=settings.llm_azure_api_version if azure else None,
-        context_window=settings.llm_context_window,
-    )
-
-
-def make_chat(settings: Settings) -> ChatModel | None:
-    """The configured chat model, or None for the extractive answerer. Nothing is loaded or
-    contacted here."""
-    if settings.generator in ("openai", "azure"):
-        return OpenAIChat(llm_config(settings))
-    if settings.generator == "llama":
-        if settings.llm_model_path is None:
-            raise ConfigurationError(
-                "generator 'llama' needs a GGUF file: set SHIRABE_LLM_MODEL_PATH"
-            )
-        return LlamaCppChat(
-            LlamaConfig(
-                model_path=settings.llm_model_path,
-                n_ctx=settings.llm_n_ctx,
-                threads=settings.llm_threads,
-                temperature=settings.llm_temperature,
-                max_tokens=settings.llm_max_tokens,
-                chat_format=settings.llm_chat_format,
-            )
-        )
-    return None
 
 
 def store_neighbours(store: Store) -> Neighbours:
@@ -100,7 +42,13 @@ GENERATORS: Registry[GeneratorFactory] = Registry("generators")
 
 
 def make_generator(settings: Settings, store: Store, embedder: Embedder) -> Generator:
-    """The answer writer named by ``settings.generator``."""
+    """The answer writer ``settings.generator`` names: a generator of the
+    ``shirabe.generators`` family, or a chat model of ``shirabe.chat_models`` (``openai``,
+    ``azure``, ``llama``), which then writes the answers the extractive stage lets through."""
+    if settings.generator not in GENERATORS.names():
+        model = make_chat_model(settings)
+        if model is not None:
+            return chat(settings, store, embedder, model)
     return GENERATORS.load(settings.generator)(settings, store, embedder)
 
 
@@ -116,14 +64,10 @@ def extractive(settings: Settings, store: Store, embedder: Embedder) -> Extracti
     )
 
 
-def chat(settings: Settings, store: Store, embedder: Embedder) -> Generator:
-    """A chat model gated by the extractive answerer's refusal test, which also answers when
-    the model's reply does not hold up (the ``openai``, ``azure`` and ``llama`` entry
-    points)."""
+def chat(settings: Settings, store: Store, embedder: Embedder, model: ChatModel) -> Generator:
+    """``model`` gated by the extractive answerer's refusal test, which also answers when the
+    model's reply does not hold up."""
     gate = extractive(settings, store, embedder)
-    model = make_chat(settings)
-    if model is None:
-        return gate
     return LLMGenerator(
         model,
         gate=gate,

@@ -52,7 +52,7 @@ def enrich(
                 "environment or .env), so that every later ingest keeps what is written too"
             )
         with opened(settings, indexed=False) as shirabe:
-            enricher, cleaner = shirabe.enricher, shirabe.cleaner
+            enricher, cleaner = shirabe.writers.enricher, shirabe.writers.cleaner
             with out.status("reading the files…"):
                 files = list(shirabe.documents(folders))
             out.print(f"{len(files)} files")

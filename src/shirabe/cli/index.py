@@ -138,7 +138,7 @@ def root(
     the new root and drops documents outside it; it is kept in the audit log."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
         if folder is None:
-            current = shirabe.document_root
+            current = shirabe.root.path
             out.print(escape(str(current)) if current else "— (set by the first ingest)")
             return
         report = (

@@ -114,7 +114,7 @@ class _Asker:
         if self._last is None or self._last[0] != text:
             app = self.app
             retriever = app.retriever
-            query = app.query(text)
+            query = app.searcher.query(text)
             rankings = retriever.rankings(query, CANDIDATES)  # type: ignore[attr-defined]
             fused = retriever.fuse(rankings, CANDIDATES)  # type: ignore[attr-defined]
             self._last = (text, query, hits_for(app.store, fused, rankings))
@@ -180,7 +180,7 @@ def collect(
         out.append(asker.example(q, q.text, own=False, apart=True))
         if near_misses > 0 and rng.random() < near_misses:
             paragraph = (Path(corpus_prefix) / q.paragraph).read_text(encoding="utf-8")
-            swapped = swap(app.query(q.text).words(), paragraph, pool, rng)
+            swapped = swap(app.searcher.query(q.text).words(), paragraph, pool, rng)
             if swapped:
                 out.append(asker.example(q, swapped, own=True, swapped=swapped))
         if progress is not None:
@@ -193,7 +193,7 @@ def noun_pool(app: Shirabe, questions: Sequence[SquadQuestion]) -> list[tuple[in
     its article, to swap into near misses."""
     pool: dict[str, int] = {}
     for q in questions:
-        for word in app.query(q.text).words():
+        for word in app.searcher.query(q.text).words():
             noun = features.weight_of(word) >= 2.0 and word[2][:2] != ("名詞", "数詞")
             if noun and not is_code(nfkc(word[0]).lower()):
                 pool.setdefault(word[0], q.article)

@@ -62,7 +62,7 @@ class Server:
             return "uploads/" + Path(path).relative_to(self.uploads).as_posix()
         except ValueError:
             pass
-        document_root = self.shirabe.document_root
+        document_root = self.shirabe.root.path
         roots = [document_root] if document_root else []
         for root in (*roots, *self.folders):
             try:

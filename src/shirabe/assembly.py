@@ -1,0 +1,202 @@
+"""How the parts of one index are made from its settings, each once, when first used.
+
+:class:`Assembly` builds every component the engine composes: the store and its backend, the
+embedder, tokenizer, chunker and retriever, the accounts, conversations and access map, the
+answer generator and its query understanding, the searcher, planner and answer stage, the
+ingest-time writers, the document root and the indexer. Constructing it is cheap; a store,
+embedder, tokenizer, chunker or ingest-time chat model can be passed in instead (tests, custom
+backends). :class:`shirabe.engine.Shirabe` is the assembly with the operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+
+from shirabe.access.accounts import Accounts
+from shirabe.access.audit import AuditWriter
+from shirabe.access.conversations import Conversations
+from shirabe.access.map import AccessMap, load_access_map
+from shirabe.answering.answerer import Answerer
+from shirabe.answering.planner import Planner
+from shirabe.answering.protocol import Generator
+from shirabe.answering.registry import make_generator
+from shirabe.chunking.factory import make_chunker
+from shirabe.chunking.protocol import Chunker
+from shirabe.embedders.protocol import Embedder
+from shirabe.embedders.registry import make_embedder
+from shirabe.indexing.factory import make_ingestor
+from shirabe.indexing.indexer import Indexer
+from shirabe.indexing.ingest import Ingestor
+from shirabe.indexing.passages import chunk_terms
+from shirabe.indexing.root import DocumentRoot
+from shirabe.indexing.writers import IngestWriters
+from shirabe.llm.protocol import ChatModel
+from shirabe.retrieval.factory import make_retriever
+from shirabe.retrieval.protocol import Retriever
+from shirabe.retrieval.searcher import Searcher
+from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding, Understanding
+from shirabe.settings import Settings, load_synonyms
+from shirabe.stores.protocol import Backend, Store
+from shirabe.stores.registry import make_backend
+from shirabe.text.synonyms import Synonyms
+from shirabe.tokenizers.protocol import Tokenizer
+from shirabe.tokenizers.registry import make_tokenizer
+
+NAMED_DEPTH = 5
+"""Passages searched for a term a refusal names, to tell whether the documents name it."""
+
+
+class Assembly:
+    """The components of one index, made from ``settings`` when first used."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        chunker: Chunker | None = None,
+        ingest_model: ChatModel | None = None,
+    ) -> None:
+        """Components not given are made from ``settings``; ``ingest_model`` is the chat model
+        that writes at ingest (questions, rewrites of broken PDF pages)."""
+        self.settings = settings or Settings()
+        given = {"store": store, "embedder": embedder, "tokenizer": tokenizer, "chunker": chunker}
+        self.__dict__.update({name: part for name, part in given.items() if part is not None})
+        self._ingest_model = ingest_model
+        self._bound = False
+
+    # components, each made once when first used
+
+    @cached_property
+    def backend(self) -> Backend:
+        """The kind of store the settings choose (embedded or PostgreSQL, or a plugin's)."""
+        return make_backend(self.settings)
+
+    @cached_property
+    def store(self) -> Store:
+        return self.backend.open_store()
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        return make_embedder(self.settings)
+
+    @cached_property
+    def tokenizer(self) -> Tokenizer:
+        return make_tokenizer(self.settings)
+
+    @cached_property
+    def chunker(self) -> Chunker:
+        return make_chunker(self.settings)
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        return make_retriever(self.settings, self.store, self.embedder)
+
+    @cached_property
+    def synonyms(self) -> Synonyms:
+        path = self.settings.synonyms
+        return load_synonyms(path) if path is not None else Synonyms()
+
+    @cached_property
+    def accounts(self) -> Accounts:
+        """Users, groups and API tokens, kept by the store (this home, or the database)."""
+        return Accounts(self.backend.open_accounts())
+
+    @cached_property
+    def conversations(self) -> Conversations:
+        """Conversations and feedback, per owner, kept with the accounts."""
+        return Conversations(self.accounts.database, max_turns=self.settings.max_conversation_turns)
+
+    @cached_property
+    def access(self) -> AccessMap:
+        return load_access_map(self.settings.access_map, self.settings.default_groups)
+
+    @cached_property
+    def generator(self) -> Generator:
+        return make_generator(self.settings, self.store, self.embedder)
+
+    @cached_property
+    def understanding(self) -> Understanding:
+        """Query understanding by the answering chat model if there is one, else by rules."""
+        rules = RuleUnderstanding(self.tokenizer)
+        model = self.generator.chat_model
+        return rules if model is None else ModelUnderstanding(model, rules)
+
+    @cached_property
+    def searcher(self) -> Searcher:
+        return Searcher(
+            self.settings,
+            tokenizer=self.tokenizer,
+            embedder=self.embedder,
+            retriever=self.retriever,
+            synonyms=self.synonyms,
+            understanding=lambda: self.understanding,
+            step_answer=lambda query, hits: self.generator.generate(query, hits),  # noqa: PLW0108
+        )
+
+    @cached_property
+    def planner(self) -> Planner:
+        return Planner(
+            chat_model=lambda: self.generator.chat_model,
+            understanding=lambda: self.understanding,
+            decompose=self.settings.decompose,
+            search=lambda term, filters: self.searcher.retrieve(term, NAMED_DEPTH, filters).hits,
+        )
+
+    @cached_property
+    def answerer(self) -> Answerer:
+        return Answerer(self.generator, self.searcher)
+
+    @cached_property
+    def writers(self) -> IngestWriters:
+        """The enricher and page cleaner the settings turn on, with their chat model."""
+        return IngestWriters(self.settings, self._ingest_model)
+
+    @cached_property
+    def root(self) -> DocumentRoot:
+        """The document root (recorded at the first ingest) and the uploads area."""
+        uploads = (self.settings.uploads or self.settings.home / "uploads").resolve()
+        return DocumentRoot(self.accounts, uploads)
+
+    @property
+    def uploads(self) -> Path:
+        """Where a server keeps uploaded files: an area of its own, never walked as part of
+        the document root."""
+        return self.root.uploads
+
+    def _bind(self) -> Store:
+        """Check the index matches our model and tokenizer (once); re-tokenise if it changed."""
+        store = self.store
+        if not self._bound:
+            if store.bind(
+                embedding_model=self.embedder.name,
+                embedding_dim=self.embedder.dim,
+                tokenizer=self.tokenizer.signature,
+            ):
+                store.retokenize(lambda chunk: chunk_terms(chunk, self.tokenizer.tokenize))
+            self._bound = True
+        return store
+
+    @cached_property
+    def indexer(self) -> Indexer:
+        """Ingests, re-roots and removes files (:mod:`shirabe.indexing.indexer`)."""
+        return Indexer(self._bind, self.root, self.accounts, self._ingestor)
+
+    def _ingestor(self, root: Path, skip: Sequence[Path], audit: AuditWriter) -> Ingestor:
+        return make_ingestor(
+            self.settings,
+            store=self._bind(),
+            chunker=self.chunker,
+            tokenizer=self.tokenizer,
+            embedder=self.embedder,
+            synonyms=self.synonyms,
+            access=self.access,
+            writers=self.writers,
+            root=root,
+            skip=skip,
+            on_change=audit,
+        )

@@ -1,0 +1,63 @@
+"""An :class:`~shirabe.indexing.ingest.Ingestor` made from the settings and the index's parts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from shirabe.access.map import AccessMap
+from shirabe.chunking.protocol import Chunker
+from shirabe.embedders.protocol import Embedder
+from shirabe.indexing.ingest import Change, Ingestor
+from shirabe.indexing.tags import cut_signature
+from shirabe.indexing.writers import IngestWriters
+from shirabe.loaders.protocol import LoadOptions
+from shirabe.settings import Settings
+from shirabe.stores.protocol import Store
+from shirabe.text.synonyms import Synonyms
+from shirabe.tokenizers.protocol import Tokenizer
+
+
+def make_ingestor(
+    settings: Settings,
+    *,
+    store: Store,
+    chunker: Chunker,
+    tokenizer: Tokenizer,
+    embedder: Embedder,
+    synonyms: Synonyms,
+    access: AccessMap,
+    writers: IngestWriters,
+    root: Path,
+    skip: Sequence[Path] = (),
+    on_change: Change | None = None,
+) -> Ingestor:
+    """An ingest of files below ``root`` (never below ``skip``), reporting uploads,
+    replacements, deletions and changed readers to ``on_change``."""
+    return Ingestor(
+        store=store,
+        chunker=chunker,
+        tokenizer=tokenizer,
+        embedder=embedder,
+        sentence_vectors=settings.sentence_vectors,
+        pooled_chunk_vectors=settings.pooled_chunk_vectors,
+        max_file_bytes=settings.max_file_bytes,
+        root=root,
+        refresh_every_files=settings.refresh_every_files,
+        load_options=LoadOptions(
+            passwords=settings.passwords,
+            max_unzipped_bytes=settings.max_unzipped_bytes,
+            max_loader_memory=settings.max_loader_memory,
+            ocr=settings.ocr,
+            ocr_languages=settings.ocr_languages,
+        ),
+        load_timeout=settings.load_timeout,
+        load_total=settings.max_load_seconds,
+        synonyms=synonyms,
+        access=access,
+        on_change=on_change,
+        skip=skip,
+        enricher=writers.enricher,
+        cleaner=writers.cleaner,
+        cut=cut_signature(settings),
+    )

@@ -1,0 +1,111 @@
+"""The index's files: ingesting folders, moving the document root, removing files.
+
+Every path lies below the index's document root (the first ingest records it); a document's
+key, category and readers come from where it lives there. Uploads, replacements, deletions,
+changed readers and a moved root are written to the audit log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from shirabe.access.accounts import Accounts
+from shirabe.access.audit import AuditWriter
+from shirabe.errors import ShirabeError
+from shirabe.indexing.ingest import Ingestor, Progress
+from shirabe.indexing.places import common_root, place_of
+from shirabe.indexing.root import DocumentRoot
+from shirabe.records import Chunk, Document, FileResult, IngestReport
+from shirabe.stores.protocol import Store
+
+MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]
+"""An ingest below a root, never below the paths to skip, reporting to an audit writer."""
+
+
+class Indexer:
+    """Ingests, re-roots and removes the files of one index."""
+
+    def __init__(
+        self, store: Callable[[], Store], root: DocumentRoot, accounts: Accounts, make: MakeIngestor
+    ) -> None:
+        """``store`` gives the store checked against the embedding model and tokenizer."""
+        self._store = store
+        self._root = root
+        self._accounts = accounts
+        self._make = make
+
+    def ingest(
+        self,
+        paths: Sequence[Path | str],
+        progress: Progress | None = None,
+        *,
+        area: Path | None = None,
+        uploader: str | None = None,
+        rejected: Sequence[tuple[Path, str]] = (),
+        actor: str | None = None,
+    ) -> IngestReport:
+        """Add new files, replace changed ones, drop deleted ones under ``paths``. ``area`` is
+        another root for this run (a server's uploads folder); ``uploader`` names who uploaded
+        the files and ``rejected`` lists uploads refused before the run, recorded as failures;
+        the audit log names ``actor`` (default: the local user)."""
+        given = [Path(p) for p in paths]
+        root = area if area is not None else self._root.claim(given)
+        if root is None:
+            return IngestReport()
+        ingestor = self._ingestor(root, area, actor)
+        with self._store().updating():
+            return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
+
+    def move_root(
+        self, folder: Path | str, progress: Progress | None = None, *, actor: str | None = None
+    ) -> IngestReport:
+        """Make ``folder`` the document root: it is ingested with every document re-tagged from
+        its place below it (key, category, readers), documents outside it leave, and only then
+        is the root recorded (in the audit log too). Uploads keep their own area."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise ShirabeError(f"{folder}: no such folder")
+        report = self.ingest([folder], progress, area=folder, actor=actor)
+        outside = [
+            info.path
+            for info in self._store().list_sources()
+            if place_of(info.path, folder) is None
+            and place_of(info.path, self._root.uploads) is None
+        ]
+        gone = self._remove(outside, actor, "outside the new root")
+        report.files += [FileResult(key, "removed") for key in gone]
+        old, new = self._root.record(folder)
+        AuditWriter(self._accounts, actor)("root", new, f"{old} -> {new}")
+        return report
+
+    def remove(self, path: Path | str, *, actor: str | None = None) -> int:
+        """Drop a file, or every file under a folder, from the index. Returns how many."""
+        store = self._store()
+        key = path if isinstance(path, str) and store.get_source(path) else self._root.key_of(path)
+        keys = [key] + [info.path for info in store.list_sources(under=key)]
+        return len(self._remove(keys, actor))
+
+    def documents(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, Document, list[Chunk]]]:
+        """Each file under ``paths`` as an ingest would read it (loaded, and its passages),
+        without embedding or storing anything."""
+        given = [Path(p) for p in paths]
+        root = self._root.path or common_root(given)  # an estimate records no root
+        if root is not None:
+            yield from self._ingestor(root, None, None).documents(given)
+
+    def _ingestor(self, root: Path, area: Path | None, actor: str | None) -> Ingestor:
+        uploads = self._root.uploads
+        skip = [] if area == uploads else [uploads]
+        return self._make(root, skip, AuditWriter(self._accounts, actor))
+
+    def _remove(self, keys: Sequence[str], actor: str | None, why: str = "removed") -> list[str]:
+        """Drop the files of ``keys``, each in the audit log; the keys that were indexed."""
+        audit, store, removed = AuditWriter(self._accounts, actor), self._store(), []
+        with store.updating():
+            for key in dict.fromkeys(keys):
+                if store.remove_source(key):
+                    removed.append(key)
+                    audit("delete", key, why)
+            store.refresh()
+        return removed

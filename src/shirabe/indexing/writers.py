@@ -1,0 +1,73 @@
+"""What a chat model writes at ingest: questions and keywords for each passage
+(``SHIRABE_ENRICH_QUESTIONS``) and rewrites of broken PDF pages (``SHIRABE_CLEAN_PDF_PAGES``).
+One chat model serves both, made when first needed."""
+
+from __future__ import annotations
+
+import threading
+from functools import cached_property
+
+from shirabe.errors import ConfigurationError
+from shirabe.indexing.cleanup import PageCleaner
+from shirabe.indexing.enrich import Enricher, EnrichmentCache
+from shirabe.llm.protocol import ChatModel
+from shirabe.llm.registry import make_chat_model
+from shirabe.settings import Settings
+
+
+class IngestWriters:
+    """The enricher and the page cleaner the settings turn on, with their chat model."""
+
+    def __init__(self, settings: Settings, model: ChatModel | None = None) -> None:
+        """``model`` writes when given, else the chat model the settings name."""
+        self._settings = settings
+        self._model = model
+        self._made: ChatModel | None = None
+        self._lock = threading.RLock()  # a watcher and an upload may ask at once
+
+    @cached_property
+    def enricher(self) -> Enricher | None:
+        """Questions and keywords for each passage, or None."""
+        if not self._settings.enrich_questions:
+            return None
+        with self._lock:
+            model, origin = self._writer("enrich_questions")
+            return Enricher(model, self._cache(), origin)
+
+    @cached_property
+    def cleaner(self) -> PageCleaner | None:
+        """Rewrites of broken PDF pages, or None."""
+        settings = self._settings
+        if not settings.clean_pdf_pages:
+            return None
+        with self._lock:
+            model, origin = self._writer("clean_pdf_pages")
+            return PageCleaner(model, self._cache(), origin, settings.clean_page_max_chars)
+
+    def close(self) -> None:
+        for part in (self.__dict__.get("enricher"), self.__dict__.get("cleaner"), self._made):
+            if part is not None:
+                part.close()
+
+    def _cache(self) -> EnrichmentCache:
+        return EnrichmentCache(self._settings.home / "enrichment.sqlite3")
+
+    def _writer(self, setting: str) -> tuple[ChatModel, str]:
+        """The chat model that writes (one for every use), and where it is."""
+        model = self._model or self._made
+        if model is None:
+            model = self._made = make_chat_model(self._settings)
+            if model is None:
+                raise ConfigurationError(
+                    f"{setting} needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
+                    "azure) and its model"
+                )
+        settings = self._settings
+        origin = str(
+            settings.llm_model_path
+            or settings.llm_base_url
+            or settings.llm_azure_endpoint
+            or settings.llm_preset
+            or ""
+        )
+        return model, origin
