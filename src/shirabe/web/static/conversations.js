@@ -10,6 +10,7 @@ import { lastStatus } from "./status.js";
 import { showEmpty } from "./welcome.js";
 
 export let current = null;  // the open conversation's id
+let reading = 0;  // the latest reading of the list: an earlier one that comes later is stale
 
 function day(iso) {
   const when = new Date(iso), now = new Date();
@@ -26,8 +27,10 @@ function shortTime(iso) {
 
 export async function loadConversations() {
   const box = $("conversations");
+  const mine = ++reading;
   try {
     const data = await (await api("/api/conversations")).json();
+    if (mine !== reading) return;  // read before a later one that has already been shown
     box.replaceChildren();
     let group = null, list = null;
     for (const c of data.conversations) {
@@ -37,6 +40,7 @@ export async function loadConversations() {
     }
     if (!data.conversations.length) box.append(el("p", { class: "hint" }, "まだ会話はありません"));
   } catch (error) {
+    if (mine !== reading) return;
     box.replaceChildren(el("p", { class: "hint" }, "履歴を読み込めません: " + japanese(error)));
   }
 }

@@ -3,7 +3,7 @@
 import { $ } from "./dom.js";
 import { api, forgetToken, japanese, setToken, showSignin, token } from "./api.js";
 import { clearAdmin } from "./admin.js";
-import { limits, setLimits, updateCounter } from "./ask.js";
+import { limits, setLimits, streaming, updateCounter } from "./ask.js";
 import { current, loadConversations, openConversation } from "./conversations.js";
 import { renderStatus } from "./status.js";
 import { showEmpty } from "./welcome.js";
@@ -24,10 +24,15 @@ export async function start() {
     renderStatus(status);
     updateCounter();
     await loadConversations();
-    const wanted = new URLSearchParams(location.hash.slice(1)).get("c");
-    if (wanted && wanted !== current) await openConversation(wanted);
-    else if (!current) showEmpty(status);
-    $("question").focus();
+    // A chat the user has begun stays as it is: a question sent while the page was starting
+    // (its conversation is marked in the list once made), or the one open when the page
+    // starts again after an upload or signing in.
+    if (!$("messages").querySelector(".msg.q")) {
+      const wanted = new URLSearchParams(location.hash.slice(1)).get("c");
+      if (wanted && wanted !== current) await openConversation(wanted);
+      else if (!current) showEmpty(status);
+    }
+    if (!streaming) $("question").focus();  // while an answer is written the stop button has it
   } catch (error) {
     if (error.code !== "unauthorized") $("status").textContent = japanese(error);
   }
