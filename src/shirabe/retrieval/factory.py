@@ -5,7 +5,7 @@ from __future__ import annotations
 from shirabe.embedders.protocol import Embedder
 from shirabe.retrieval.bm25 import BM25Retriever
 from shirabe.retrieval.dense import DenseRetriever
-from shirabe.retrieval.hybrid import HybridRetriever
+from shirabe.retrieval.hybrid import Fusion, HybridRetriever
 from shirabe.retrieval.protocol import Retriever
 from shirabe.settings import Settings
 from shirabe.stores.protocol import Store
@@ -31,10 +31,9 @@ def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retr
     return HybridRetriever(
         store,
         [r for r in rankers if weights[r.name] > 0],
-        fusion=settings.fusion,
-        weights=weights,
-        rrf_k=settings.rrf_k,
-        candidates=settings.candidates,
+        fusion=Fusion(
+            settings.fusion, weights, rrf_k=settings.rrf_k, candidates=settings.candidates
+        ),
         mmr_lambda=settings.mmr_lambda,
         embedder=embedder,
         # a store plugin written before the attribute ranks elsewhere, as PostgreSQL does

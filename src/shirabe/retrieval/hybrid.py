@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -22,28 +23,36 @@ BESIDE = 16
 thread."""
 
 
+@dataclass(frozen=True, slots=True)
+class Fusion:
+    """How the rankers' lists become one: the method, each ranker's weight (1 when not
+    named), RRF's ``k``, and how many ids each ranker hands over."""
+
+    method: Literal["rrf", "convex", "zscore"] = "zscore"
+    weights: Mapping[str, float] = field(default_factory=dict)
+    rrf_k: int = 60
+    candidates: int = 100
+
+
 class HybridRetriever:
-    """Each ranker hands ``candidates`` ids to the fusion; the fused top ``k`` become hits."""
+    """Each ranker hands ``fusion.candidates`` ids to the fusion; the fused top ``k`` become
+    hits."""
 
     def __init__(
         self,
         store: Store,
         rankers: Sequence[Ranker],
         *,
-        fusion: Literal["rrf", "convex", "zscore"] = "zscore",
-        weights: Mapping[str, float] | None = None,
-        rrf_k: int = 60,
-        candidates: int = 100,
+        fusion: Fusion | None = None,
         mmr_lambda: float | None = None,
         embedder: Embedder | None = None,
         vector_first: bool = False,
     ) -> None:
         self._store = store
         self._rankers = list(rankers)
-        self._fusion = fusion
-        self._weights = dict(weights or {})
-        self._rrf_k = rrf_k
-        self._candidates = candidates
+        self._fusion = fusion or Fusion()
+        self._weights = dict(self._fusion.weights)
+        self._candidates = self._fusion.candidates
         self._mmr_lambda = mmr_lambda
         self._embedder = embedder
         self._vector_first = vector_first
@@ -98,9 +107,9 @@ class HybridRetriever:
         pairs = {
             name: [(s.chunk_id, s.score) for s in ranking] for name, ranking in rankings.items()
         }
-        if self._fusion == "rrf":
-            return reciprocal_rank_fusion(pairs, k=self._rrf_k, weights=self._weights)
-        if self._fusion == "convex":
+        if self._fusion.method == "rrf":
+            return reciprocal_rank_fusion(pairs, k=self._fusion.rrf_k, weights=self._weights)
+        if self._fusion.method == "convex":
             return convex_fusion(pairs, weights=self._weights)
         complete = self.complete_lists(rankings, k) if k is not None else frozenset()
         return zscore_fusion(pairs, weights=self._weights, complete=complete)
