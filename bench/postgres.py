@@ -23,6 +23,7 @@ import json
 import random
 import shutil
 import time
+from dataclasses import replace
 
 import numpy as np
 import psycopg
@@ -64,9 +65,9 @@ def recall(
     matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
     truth = [exact_top(matrix, ids, q, k) for q in queries]
     out: dict[str, float] = {}
-    default = store.ef_search
+    default = store.hnsw
     for ef in EF_SEARCH:
-        store.ef_search = ef
+        store.hnsw = replace(default, ef_search=ef)
         found, latencies = [], []
         for q in queries:
             t0 = time.perf_counter()
@@ -77,7 +78,7 @@ def recall(
             float(np.mean([len(f & t) / k for f, t in zip(found, truth, strict=True)])), 4
         )
         out[f"dense p50 ms{name} ef_search={ef}"] = round(1000 * percentile(latencies, 50), 1)
-    store.ef_search = default
+    store.hnsw = default
     return out
 
 

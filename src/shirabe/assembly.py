@@ -26,6 +26,7 @@ from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
+from shirabe.indexing.catalog import Catalog
 from shirabe.indexing.factory import make_ingestor
 from shirabe.indexing.indexer import Indexer
 from shirabe.indexing.ingest import Ingestor
@@ -155,6 +156,11 @@ class Assembly:
     def writers(self) -> IngestWriters:
         """The enricher and page cleaner the settings turn on, with their chat model."""
         return IngestWriters(self.settings, self._ingest_model)
+
+    @cached_property
+    def catalog(self) -> Catalog:
+        """What each reader may see of the index (:mod:`shirabe.indexing.catalog`)."""
+        return Catalog(self.store)
 
     @cached_property
     def root(self) -> DocumentRoot:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -183,9 +184,18 @@ class IngestReport:
         return [f for f in self.files if f.outcome == "failed"]
 
 
+CATEGORY = "category"
+"""The tag of the top-level folder below the document root (``人事`` for ``docs/人事/規程.md``)."""
+GROUPS = "groups"
+"""The tag of the groups that may read the document (access map), as a JSON list."""
+UPLOADED_BY = "uploaded_by"
+"""The tag of the user who uploaded the document last (absent for files from folders)."""
+
+
 @dataclass(frozen=True, slots=True)
 class SourceInfo:
-    """A file known to the index."""
+    """A file known to the index, with the tags the ingest gave it (:data:`CATEGORY`,
+    :data:`GROUPS`, :data:`UPLOADED_BY`) among its metadata."""
 
     path: str
     sha256: str
@@ -198,6 +208,29 @@ class SourceInfo:
     warnings: tuple[str, ...] = ()
     metadata: dict[str, str] = field(default_factory=dict)
     id: int | None = None
+
+    @property
+    def category(self) -> str | None:
+        """The first folder below the document root, in its canonical form."""
+        return self.metadata.get(CATEGORY)
+
+    @property
+    def groups(self) -> list[str]:
+        """The groups that may read the document; none (admins only) when it has no valid
+        tag (it was tagged before access control, or the tag is broken)."""
+        raw = self.metadata.get(GROUPS)
+        if raw is None:
+            return []
+        try:
+            groups = json.loads(raw)
+        except json.JSONDecodeError:
+            return []
+        return [str(g) for g in groups] if isinstance(groups, list) else []
+
+    @property
+    def uploaded_by(self) -> str | None:
+        """The user who uploaded the document last (None for files ingested from folders)."""
+        return self.metadata.get(UPLOADED_BY)
 
 
 @dataclass(frozen=True, slots=True)

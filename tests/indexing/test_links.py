@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 
 from shirabe.access.map import Reader, restrict
 from shirabe.engine import Shirabe
-from shirabe.indexing.tags import groups_of
 from shirabe.records import IngestReport
 from shirabe.server.app import create_app
 
@@ -64,7 +63,7 @@ def visible(engine: Shirabe, reader: Reader) -> dict[str, str]:
     return {
         s.path.split("/docs/", 1)[1]: s.status
         for s in engine.store.list_sources()
-        if reader.may_read(groups_of(s)) and "/docs/" in s.path
+        if reader.may_read(s.groups) and "/docs/" in s.path
     }
 
 
@@ -99,7 +98,7 @@ def test_no_link_reads_anything_outside_the_root_and_readers_see_no_trace_of_one
     assert visible(engine, hr) == {"public/お知らせ.md": "ok", "人事/給与.md": "ok"}
     for key in expected:
         row = engine.store.get_source(str(docs / key))
-        assert row is not None and row.status == "failed" and groups_of(row) == [], key
+        assert row is not None and row.status == "failed" and row.groups == [], key
     assert len(engine.store.list_sources(under=str(docs))) == 2 + len(expected)
 
     # the same with the root recorded, and a sub-folder, a link or a file through it given
@@ -194,7 +193,7 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
     report = engine.ingest([docs])
     assert [f.reason for f in report.files] == [ingest.SWAPPED]
     source = engine.store.get_source(str(docs / "総務" / "お知らせ.md"))
-    assert source is not None and source.status == "failed" and groups_of(source) == []
+    assert source is not None and source.status == "failed" and source.groups == []
     public = restrict(None, Reader(frozenset()))
     assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9", filters=public))
     assert not any("HOSTCODE9" in h.chunk.text for h in engine.search("HOSTCODE9"))

@@ -29,22 +29,22 @@ from shirabe.indexing.passages import (
     with_rewrite,
 )
 from shirabe.indexing.places import Place, place_of
-from shirabe.indexing.tags import (
-    CATEGORY,
-    ENTITIES,
-    GROUPS,
-    RESERVED,
-    TAGS_VERSION,
-    UPLOADED_BY,
-    groups_json,
-    groups_of,
-    tags_version,
-)
+from shirabe.indexing.tags import ENTITIES, RESERVED, TAGS_VERSION, groups_json, tags_version
 from shirabe.indexing.walk import escape, on_disk, walk
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.registry import loader_for
 from shirabe.loaders.worker import TimedLoader
-from shirabe.records import Chunk, Document, FileOutcome, FileResult, IngestReport, SourceInfo
+from shirabe.records import (
+    CATEGORY,
+    GROUPS,
+    UPLOADED_BY,
+    Chunk,
+    Document,
+    FileOutcome,
+    FileResult,
+    IngestReport,
+    SourceInfo,
+)
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
@@ -431,7 +431,7 @@ class Ingestor:
         reader never learns from it whether its target exists. A document that was there
         before leaves, text and all."""
         previous = self._store.get_source(place.key)
-        if previous is not None and (previous.chunks or groups_of(previous)):
+        if previous is not None and (previous.chunks or previous.groups):
             self._store.remove_source(place.key)
             if previous.status == "ok":
                 self._on_change("delete", place.key, reason)

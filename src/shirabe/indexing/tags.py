@@ -7,18 +7,12 @@ import json
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from shirabe.records import SourceInfo
+from shirabe.records import CATEGORY, GROUPS, UPLOADED_BY
 from shirabe.settings import Settings
 
 # Metadata keys the ingest adds to every document.
-CATEGORY = "category"
-"""The top-level folder below the document root (``人事`` for ``docs/人事/規程.md``)."""
 ENTITIES = "entities"
 """The official names (synonyms file) the document mentions, as a JSON list."""
-GROUPS = "groups"
-"""The groups that may read the document (access map), as a JSON list."""
-UPLOADED_BY = "uploaded_by"
-"""The user who uploaded the document last (absent for files ingested from folders)."""
 TAGS_VERSION = "tags_version"
 """The synonyms file's and access map's signature when the document was tagged; a change
 re-tags it."""
@@ -74,15 +68,3 @@ RESERVED = frozenset({CATEGORY, ENTITIES, GROUPS, UPLOADED_BY, TAGS_VERSION})
 
 def groups_json(groups: Sequence[str]) -> str:
     return json.dumps(list(groups), ensure_ascii=False)
-
-
-def groups_of(source: SourceInfo) -> list[str]:
-    """The groups that may read a document; none (admins only) when it has no valid tag."""
-    raw = source.metadata.get(GROUPS)
-    if raw is None:
-        return []  # tagged before access control: nobody's but admins'
-    try:
-        groups = json.loads(raw)
-    except json.JSONDecodeError:
-        return []
-    return [str(g) for g in groups] if isinstance(groups, list) else []

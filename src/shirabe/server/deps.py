@@ -15,12 +15,10 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from shirabe.access.accounts import SignInError
-from shirabe.access.map import Reader, restrict
+from shirabe.access.map import Reader
 from shirabe.engine import Shirabe
-from shirabe.indexing.tags import CATEGORY, groups_of
 from shirabe.records import Filters, SourceInfo
 from shirabe.server.errors import ApiError
-from shirabe.text.paths import canonical_name
 from shirabe.watch import Watcher
 
 LOCAL_HOSTS = frozenset({"127.0.0.1", "::1", "localhost", "testclient"})
@@ -73,27 +71,20 @@ class Server:
 
     def readable(self, who: Principal) -> list[SourceInfo]:
         """The documents ``who`` may read."""
-        sources = self.shirabe.store.list_sources()
-        return [s for s in sources if who.reader.may_read(groups_of(s))]
+        return self.shirabe.catalog.readable(who.reader)
 
     def categories(
         self, who: Principal, readable: list[SourceInfo] | None = None
     ) -> dict[str, int]:
         """The categories of the documents ``who`` may read (``readable``, when known), with
         their files."""
-        counts: dict[str, int] = {}
-        for s in self.readable(who) if readable is None else readable:
-            name = s.metadata.get(CATEGORY)
-            if s.status == "ok" and name:
-                counts[name] = counts.get(name, 0) + 1
-        return dict(sorted(counts.items()))
+        return self.shirabe.catalog.categories(self.readable(who) if readable is None else readable)
 
     def scope(self, who: Principal, categories: list[str] | None) -> Filters | None:
         """Filters for a search by ``who``: the categories asked for (in their canonical form:
         ``⼈事`` is ``人事``), within what they may read."""
-        chosen = frozenset(canonical_name(c) for c in categories or ())
-        filters = Filters(categories=chosen) if chosen else None
-        return restrict(filters, who.reader)
+        filters = Filters(categories=frozenset(categories)) if categories else None
+        return self.shirabe.catalog.scope(who.reader, filters)
 
 
 def server(request: Request) -> Server:

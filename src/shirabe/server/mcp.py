@@ -23,7 +23,6 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from shirabe.errors import GeneratorError, ShirabeError
-from shirabe.indexing.tags import groups_of
 from shirabe.records import (
     CITATION_SEPARATOR,
     HEADING_SEPARATOR,
@@ -63,8 +62,8 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
         log_level="WARNING",
     )
 
-    def ids_of(paths: set[str]) -> dict[str, int]:
-        found = {p: shirabe.store.get_source(p) for p in paths}
+    def ids_of(paths: set[str], who: Principal) -> dict[str, int]:
+        found = {p: shirabe.catalog.source(p, who.reader) for p in paths}
         return {p: s.id for p, s in found.items() if s is not None and s.id is not None}
 
     @mcp.tool(annotations=READ_ONLY)
@@ -82,7 +81,7 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
         スコア付きで返す。"""
         who = caller(ctx)
         hits = _checked(lambda: shirabe.search(query, k=k, filters=server.scope(who, categories)))
-        ids = ids_of({h.chunk.source for h in hits})
+        ids = ids_of({h.chunk.source for h in hits}, who)
         return {"query": query, "passages": [_passage(h, server, ids) for h in hits]}
 
     @mcp.tool(annotations=READ_ONLY)
@@ -117,7 +116,7 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
         answer = _checked(
             lambda: shirabe.ask(question, filters=server.scope(who, categories), history=turns)
         )
-        ids = ids_of({c.source for c in answer.citations})
+        ids = ids_of({c.source for c in answer.citations}, who)
         return {
             "answer": answer.text,
             "refused": answer.refused,
@@ -218,15 +217,12 @@ def _find(server: Server, who: Principal, document: str) -> SourceInfo | None:
     """The document ``who`` may read by id or by path as shown; one they may not read is
     missing, as one that does not exist."""
     wanted = unicodedata.normalize("NFC", document.strip())
-    store = server.shirabe.store
     if wanted.isascii() and wanted.isdigit():
         number = _document_id(wanted)
-        source = store.get_source_by_id(number) if number is not None else None
+        source = server.shirabe.catalog.document(number, who.reader) if number else None
     else:
         source = next((s for s in server.readable(who) if server.show(s.path) == wanted), None)
-    if source is None or not who.reader.may_read(groups_of(source)) or source.status != "ok":
-        return None
-    return source
+    return source if source is not None and source.status == "ok" else None
 
 
 def _document_id(text: str) -> int | None:
@@ -246,7 +242,7 @@ def _text(
     wanted = unicodedata.normalize("NFC", section) if section else None
     passages = [
         c
-        for c in server.shirabe.store.source_chunks(source.path)
+        for c in server.shirabe.catalog.passages(source)
         if not c.is_summary
         and (page is None or page in (c.locator.get("page"), c.locator.get("slide")))
         and (
@@ -281,7 +277,7 @@ def _text(
 
 def _missing(server: Server, source: SourceInfo, section: str | None, page: int | None) -> str:
     """Why no part of a document was given, with the parts it has."""
-    chunks = [c for c in server.shirabe.store.source_chunks(source.path) if not c.is_summary]
+    chunks = [c for c in server.shirabe.catalog.passages(source) if not c.is_summary]
     asked = " and ".join(
         part
         for part in (f"section {section!r}" if section else "", f"page {page}" if page else "")

@@ -187,7 +187,7 @@ def test_filtered_vector_search_reads_the_index_then_filters(
     unfiltered (as many more as the filter keeps fewer), or inside the index scan when those
     would be too many or hold too few readable chunks. Every way gives the readable chunks
     nearest to the query, a full k of them (300 chunks of 8 dimensions: the index is exact)."""
-    store = PostgresStore(database_url, k1=K1, b=B, exact_below=0)
+    store = PostgresStore(database_url, k1=K1, b=B, hnsw=dense.HnswSearch(exact_below=0))
     store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
     try:
         vectors = {}

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from shirabe.access.map import PUBLIC
-from shirabe.indexing.tags import groups_of
 from shirabe.server.deps import Admin, ServerDep
 
 router = APIRouter(tags=["admin"])
@@ -49,8 +48,8 @@ def groups(who: Admin, server: ServerDep) -> dict[str, Any]:
             members.setdefault(group, []).append(user.name)
     documents: dict[str, int] = {}
     unreadable = 0
-    for source in server.shirabe.store.list_sources():
-        found = groups_of(source)
+    for source in server.readable(who):
+        found = source.groups
         unreadable += not found
         for group in found:
             documents[group] = documents.get(group, 0) + 1

@@ -23,7 +23,6 @@ from shirabe.access.conversations import (
     client_owner,
     user_owner,
 )
-from shirabe.indexing.tags import groups_of
 from shirabe.records import Turn
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
@@ -58,12 +57,8 @@ Owner = Annotated[str, Depends(_owner)]
 
 def readable(server: Server, who: Principal, turn: StoredTurn) -> bool:
     """Whether ``who`` may read every document the turn's answer cites, as they are now."""
-    store = server.shirabe.store
-    for key in turn.sources:
-        info = store.get_source(key)
-        if info is None or not who.reader.may_read(groups_of(info)):
-            return False
-    return True
+    catalog = server.shirabe.catalog
+    return all(catalog.source(key, who.reader) is not None for key in turn.sources)
 
 
 def history(server: Server, who: Principal, turns: list[StoredTurn]) -> list[Turn]:

@@ -19,14 +19,12 @@ from starlette.concurrency import run_in_threadpool
 from shirabe.access.map import PUBLIC
 from shirabe.indexing.ingest import IngestEvent
 from shirabe.indexing.places import place_of
-from shirabe.indexing.tags import CATEGORY, UPLOADED_BY, groups_of
 from shirabe.loaders.pdfpage import PageImageError, probes, render_page
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.registry import loader_for
-from shirabe.records import Chunk, IngestReport, SourceInfo
+from shirabe.records import CATEGORY, UPLOADED_BY, Chunk, IngestReport, SourceInfo
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
-from shirabe.stores.protocol import MAX_ID
 from shirabe.text.paths import canonical_name, mixed_scripts
 
 router = APIRouter(tags=["documents"])
@@ -207,8 +205,8 @@ async def _progress_events(run: Any, result: Any, server: Server) -> AsyncIterat
 def document(who: Who, server: ServerDep, document_id: int) -> dict[str, Any]:
     """One document with its passages in order (its summary first). A document the
     caller may not read is reported as missing, like one that does not exist."""
-    source = server.shirabe.store.get_source_by_id(document_id)
-    if source is None or not who.reader.may_read(groups_of(source)):
+    source = server.shirabe.catalog.document(document_id, who.reader)
+    if source is None:
         raise ApiError(404, "not_found", f"no document {document_id}")
     return _with_passages(source, server, who)
 
@@ -224,12 +222,10 @@ def passage_document(who: Who, server: ServerDep, chunk_id: int) -> dict[str, An
 def _readable_passage(server: Server, who: Principal, chunk_id: int) -> tuple[Chunk, SourceInfo]:
     """A passage and its document; 404 when either is missing or the caller may not read
     it (the same answer, so that a probe learns nothing)."""
-    store = server.shirabe.store
-    chunk = store.get_chunks([chunk_id]).get(chunk_id) if 0 < chunk_id <= MAX_ID else None
-    source = store.get_source(chunk.source) if chunk is not None else None
-    if chunk is None or source is None or not who.reader.may_read(groups_of(source)):
+    found = server.shirabe.catalog.passage(chunk_id, who.reader)
+    if found is None:
         raise ApiError(404, "not_found", f"no passage {chunk_id}")
-    return chunk, source
+    return found
 
 
 def _with_passages(source: SourceInfo, server: Server, who: Principal) -> dict[str, Any]:
@@ -241,7 +237,7 @@ def _with_passages(source: SourceInfo, server: Server, who: Principal) -> dict[s
             "is_summary": c.is_summary,
             "text": c.text,
         }
-        for c in server.shirabe.store.source_chunks(source.path)
+        for c in server.shirabe.catalog.passages(source)
     ]
     return _document(source, server, who) | {"passages": passages}
 
@@ -283,7 +279,7 @@ def _sha256(path: Path) -> str:
 
 @router.delete("/api/documents/{document_id}")
 def delete_document(who: Admin, server: ServerDep, document_id: int) -> dict[str, Any]:
-    source = server.shirabe.store.get_source_by_id(document_id)
+    source = server.shirabe.catalog.document(document_id, who.reader)
     if source is None:
         raise ApiError(404, "not_found", f"no document {document_id}")
     server.shirabe.remove(source.path, actor=who.name)
@@ -394,6 +390,6 @@ def _document(source: SourceInfo, server: Server, who: Principal) -> dict[str, A
         "warnings": list(source.warnings),
     }
     if who.admin:
-        item["groups"] = groups_of(source)
+        item["groups"] = source.groups
         item["uploaded_by"] = source.metadata.get(UPLOADED_BY)
     return item

@@ -14,9 +14,8 @@ from pydantic import BaseModel
 from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
 from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns, title_of
-from shirabe.indexing.tags import CATEGORY
 from shirabe.loaders.registry import supported_extensions
-from shirabe.records import SourceInfo
+from shirabe.records import CATEGORY, SourceInfo
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
 
@@ -39,7 +38,7 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
     sources = server.readable(who)
     ok = [s for s in sources if s.status == "ok"]
     categories = server.categories(who, sources)
-    index = shirabe.store.status()
+    index = shirabe.status()
     return {
         "files": len(ok),
         "chunks": sum(s.chunks for s in ok),
@@ -123,8 +122,8 @@ def _cases(path: Path, _mtime_ns: int) -> list[Case]:
 
 def _headings(server: Server, source: SourceInfo) -> Headings:
     paths: list[tuple[str, ...]] = []
-    for chunk in server.shirabe.store.source_chunks(source.path):
+    for chunk in server.shirabe.catalog.passages(source):
         if chunk.heading_path and tuple(chunk.heading_path) not in paths:
             paths.append(tuple(chunk.heading_path))
     title = title_of(paths, PurePath(source.path).stem)
-    return Headings(title, source.metadata.get(CATEGORY, ""), paths)
+    return Headings(title, source.category or "", paths)

@@ -9,6 +9,7 @@ from shirabe.errors import ConfigurationError
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.postgres.accounts import PostgresDatabase
+from shirabe.stores.postgres.dense import HnswSearch
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate
 from shirabe.stores.postgres.store import PostgresStore
 from shirabe.stores.protocol import Migration
@@ -29,8 +30,7 @@ class PostgresBackend:
             b=s.bm25_b,
             pool_size=s.database_pool_size,
             update_timeout=s.update_timeout,
-            ef_search=s.hnsw_ef_search,
-            exact_below=s.exact_search_below,
+            hnsw=HnswSearch(ef_search=s.hnsw_ef_search, exact_below=s.exact_search_below),
             read_url=s.database_read_url,
             build_memory=s.database_build_memory,
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,16 @@ OVERSAMPLE = 1.25
 MAX_FETCH = 1000
 """The most chunks read before filtering (pgvector's largest ``hnsw.ef_search``); a filter
 leaving a smaller share goes inside the scan."""
+
+
+@dataclass(frozen=True, slots=True)
+class HnswSearch:
+    """How a chunk-level vector search uses the HNSW index: the candidate list it scans
+    (``hnsw.ef_search``, at least ``k``), and the number of chunks a filter must leave for
+    the index to be used (at most ``exact_below``: every allowed chunk is scored instead)."""
+
+    ef_search: int = 128
+    exact_below: int = 20_000
 
 
 def text_vector(vector: Vector) -> str:
@@ -69,8 +80,7 @@ def search(
     level: Level,
     within: Sequence[int] | None,
     dim: int,
-    ef_search: int,
-    exact_below: int,
+    hnsw: HnswSearch,
 ) -> list[ScoredId]:
     """The top ``k`` chunks by cosine similarity (at sentence level, of their best sentence)."""
     q = text_vector(vector)
@@ -81,7 +91,7 @@ def search(
         conditions.append("x.chunk_id IN (SELECT unnest(%s::bigint[]))")
         params.append(sorted({int(i) for i in within}))
     if not exact and allowed is not None:
-        exact = allowed <= exact_below
+        exact = allowed <= hnsw.exact_below
     if level == "sentence" and not exact:
         exact = True  # sentences have no HNSW index (they re-score candidates)
     if exact:
@@ -90,10 +100,10 @@ def search(
     else:  # chunk level, through the index
         distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
         if allowed is not None:
-            found = _filtered_after(conn, q, k, (where, params, allowed), distance, ef_search)
+            found = _filtered_after(conn, q, k, (where, params, allowed), distance, hnsw)
             if found is not None:
                 return found
-        hnsw_settings(conn, max(ef_search, k))
+        hnsw_settings(conn, max(hnsw.ef_search, k))
     where_sql = " AND ".join(conditions)
     if level == "chunk":
         # the index orders by distance alone; exact scans also break ties by id
@@ -117,7 +127,7 @@ def _filtered_after(
     k: int,
     allowed: tuple[str, Sequence[Any], int],
     distance: str,
-    ef_search: int,
+    hnsw: HnswSearch,
 ) -> list[ScoredId] | None:
     """The ``k`` readable chunks nearest by the HNSW index, read from its unfiltered nearest
     ``k / share × OVERSAMPLE``; None when those hold fewer than ``k`` readable ones (or the
@@ -130,7 +140,7 @@ def _filtered_after(
     fetch = math.ceil(k * n / chunks * OVERSAMPLE) + 10
     if fetch > MAX_FETCH:
         return None
-    hnsw_settings(conn, max(ef_search, fetch))
+    hnsw_settings(conn, max(hnsw.ef_search, fetch))
     # MATERIALIZED: the index scan runs alone (the planner would otherwise push the filter in)
     sql = (
         f"WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, {distance} AS distance "

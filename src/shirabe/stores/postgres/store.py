@@ -55,8 +55,7 @@ class PostgresStore:
         k1: float = 1.2,
         b: float = 0.75,
         pool_size: int = 8,
-        ef_search: int = 128,
-        exact_below: int = 20_000,
+        hnsw: dense.HnswSearch | None = None,
         read_url: str | None = None,
         update_timeout: float = UPDATE_TIMEOUT,
         build_memory: str = "1GB",
@@ -71,8 +70,7 @@ class PostgresStore:
 
         self.url = url
         self.k1, self.b = k1, b
-        self.ef_search = ef_search
-        self.exact_below = exact_below
+        self.hnsw = hnsw or dense.HnswSearch()
         self.update_timeout = update_timeout
         self.build_memory = build_memory
         self._bulk = False  # within a bulk load (loading()): statistics are counted at its end
@@ -355,8 +353,7 @@ class PostgresStore:
                 level=level,
                 within=within,
                 dim=self._dim,
-                ef_search=self.ef_search,
-                exact_below=self.exact_below,
+                hnsw=self.hnsw,
             )
 
     _CHUNK_SELECT = "SELECT c.*, s.path FROM chunks c JOIN sources s ON s.id = c.source_id"
