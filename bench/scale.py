@@ -30,11 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from shirabe.access.map import Reader, restrict
+from shirabe.access.map import restrict
 from shirabe.embedders.protocol import Embedder, Matrix, Vector
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.records import Filters
+from shirabe.records import Filters, Reader
 from shirabe.settings import Settings
 from shirabe.text.sentences import split_sentences
 

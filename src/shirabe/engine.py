@@ -19,7 +19,6 @@ from shirabe.answering.planner import Plan
 from shirabe.answering.protocol import StreamingGenerator, answer_events
 from shirabe.assembly import Assembly
 from shirabe.errors import UnsearchableError
-from shirabe.indexing.ingest import Progress
 from shirabe.records import (
     Answer,
     Chunk,
@@ -30,6 +29,7 @@ from shirabe.records import (
     Hit,
     IndexStatus,
     IngestReport,
+    Progress,
     Turn,
 )
 from shirabe.stores.protocol import Migration

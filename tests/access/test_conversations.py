@@ -8,14 +8,8 @@ from pathlib import Path
 import pytest
 
 from shirabe.access.accounts import Database
-from shirabe.access.conversations import (
-    ConversationError,
-    Conversations,
-    NotFoundError,
-    client_owner,
-    title_of,
-    user_owner,
-)
+from shirabe.access.conversations import Conversations, client_owner, title_of, user_owner
+from shirabe.errors import ConversationError, NotFoundError
 from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres.accounts import PostgresDatabase
 

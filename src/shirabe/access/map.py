@@ -24,18 +24,15 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
 from shirabe.errors import ConfigurationError
-from shirabe.records import Filters
+from shirabe.records import PUBLIC, Filters, Reader
 from shirabe.settings import read_yaml
 from shirabe.text.globs import glob_regex
 from shirabe.text.paths import canonical_name
-
-PUBLIC = "public"
-"""The group every user belongs to."""
 
 _GROUP = re.compile(r"^[\w.\-]{1,64}$")
 _MARKS = 0xF0000
@@ -130,25 +127,6 @@ def load_access_map(path: Path | None, default: Sequence[str]) -> AccessMap:
     if path is None:
         return parse_access_map(None, "default groups", default)
     return parse_access_map(read_yaml(path, "access map"), f"access map {path}", default)
-
-
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """Who is asking: the groups they belong to (``public`` always), or everything."""
-
-    groups: frozenset[str] = field(default_factory=frozenset)
-    admin: bool = False
-
-    @property
-    def visible(self) -> frozenset[str] | None:
-        """Groups whose documents this reader may see (canonical names); None: all of them."""
-        if self.admin:
-            return None
-        return frozenset(canonical_name(g) for g in self.groups) | {PUBLIC}
-
-    def may_read(self, document_groups: Sequence[str]) -> bool:
-        visible = self.visible
-        return visible is None or bool(visible.intersection(document_groups))
 
 
 def restrict(filters: Filters | None, reader: Reader | None) -> Filters | None:

@@ -11,9 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from shirabe.access.accounts import User
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.render import err, out
+from shirabe.records import User
 from shirabe.settings import parse_lifetime
 
 GroupOption = Annotated[

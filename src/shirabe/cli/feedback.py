@@ -10,10 +10,10 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from shirabe.access.conversations import Feedback
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.render import err, out
 from shirabe.evaluation.feedback import export_cases, first_line
+from shirabe.records import Feedback
 
 RatingOption = Annotated[
     str | None, typer.Option("--rating", help="Only 'up' or only 'down'.", show_default=False)

@@ -16,13 +16,11 @@ import typer
 from pydantic import ValidationError
 from rich.markup import escape
 
-from shirabe.access.map import restrict
 from shirabe.cli.render import err
 from shirabe.engine import Shirabe
 from shirabe.errors import GeneratorError, ShirabeError
 from shirabe.records import Filters
 from shirabe.settings import Settings
-from shirabe.text.paths import canonical_name
 
 R = TypeVar("R")
 
@@ -154,9 +152,10 @@ class ScopeOptions(OptionGroup):
     def filters(self, shirabe: Shirabe) -> Filters | None:
         """The filters, narrowed to what ``--as-user`` may read."""
         filters = _filters(self.path, self.meta, self.category)
-        if self.as_user is None:
-            return filters
-        return restrict(filters, shirabe.accounts.get_user(self.as_user).reader)
+        reader = (
+            shirabe.accounts.get_user(self.as_user).reader if self.as_user is not None else None
+        )
+        return shirabe.catalog.scope(reader, filters)
 
 
 @dataclasses.dataclass
@@ -301,7 +300,7 @@ def _filters(
     filters = Filters(
         path_glob=path_glob,
         metadata=metadata,
-        categories=frozenset(canonical_name(c) for c in categories or ()),
+        categories=frozenset(categories or ()),
     )
     return filters if filters else None
 

@@ -77,7 +77,7 @@ def mcp(
     """Serve the Model Context Protocol over stdio, for AI assistants and editors (their
     configuration runs this command); over HTTP, `serve` offers the same at /mcp."""
     with errors(), opened(make_settings(model, index=index, mcp_user=user)) as shirabe:
-        from shirabe.access.map import Reader
+        from shirabe.records import Reader
         from shirabe.server.deps import Principal, Server
         from shirabe.server.mcp import create_mcp, fixed_caller
 

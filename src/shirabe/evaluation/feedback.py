@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from shirabe.access.conversations import Feedback
+from shirabe.records import Feedback
 
 FIRST_LINE_CHARS = 80
 _MARKERS = re.compile(r"\[\d+\]")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from shirabe.access.map import Reader, restrict
-from shirabe.records import Chunk, Filters, SourceInfo
+from shirabe.access.map import restrict
+from shirabe.records import Chunk, Filters, Reader, SourceInfo
 from shirabe.stores.protocol import MAX_ID, Store
 from shirabe.text.paths import canonical_name
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
 from shirabe.errors import ShirabeError
-from shirabe.indexing.ingest import Ingestor, Progress
+from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.places import common_root, place_of
 from shirabe.indexing.root import DocumentRoot
-from shirabe.records import Chunk, Document, FileResult, IngestReport
+from shirabe.records import Chunk, Document, FileResult, IngestReport, Progress
 from shirabe.stores.protocol import Store
 
 MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]

@@ -11,9 +11,8 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal
 
 from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
@@ -42,7 +41,9 @@ from shirabe.records import (
     Document,
     FileOutcome,
     FileResult,
+    IngestEvent,
     IngestReport,
+    Progress,
     SourceInfo,
 )
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
@@ -89,19 +90,6 @@ def private_copy(path: Path, data: bytes) -> Iterator[Path]:
 def _named(reason: str, copied: str, key: str) -> str:
     """A loader's ``reason`` with the private copy it read named as the file it is of."""
     return reason.replace(copied, key) if copied else reason
-
-
-@dataclass(frozen=True, slots=True)
-class IngestEvent:
-    """Progress: ``scan`` once the file list is known, then one ``file`` event per file."""
-
-    kind: Literal["scan", "file", "index", "done"]
-    done: int = 0
-    total: int = 0
-    result: FileResult | None = None
-
-
-Progress = Callable[[IngestEvent], None]
 
 
 Change = Callable[[str, str, str], None]

@@ -14,10 +14,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from shirabe.access.accounts import SignInError
-from shirabe.access.map import Reader
 from shirabe.engine import Shirabe
-from shirabe.records import Filters, SourceInfo
+from shirabe.errors import SignInError
+from shirabe.records import Filters, Reader, SourceInfo
 from shirabe.server.errors import ApiError
 from shirabe.watch import Watcher
 

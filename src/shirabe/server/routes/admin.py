@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from shirabe.access.map import PUBLIC
+from shirabe.records import PUBLIC
 from shirabe.server.deps import Admin, ServerDep
 
 router = APIRouter(tags=["admin"])

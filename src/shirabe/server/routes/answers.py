@@ -12,8 +12,7 @@ from pydantic import BaseModel, Field
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import iterate_in_threadpool, run_in_threadpool
 
-from shirabe.access.conversations import NotFoundError
-from shirabe.errors import GeneratorError
+from shirabe.errors import GeneratorError, NotFoundError
 from shirabe.records import (
     Answer,
     CitationsEvent,

@@ -16,13 +16,19 @@ from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from shirabe.access.map import PUBLIC
-from shirabe.indexing.ingest import IngestEvent
 from shirabe.indexing.places import place_of
 from shirabe.loaders.pdfpage import PageImageError, probes, render_page
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.registry import loader_for
-from shirabe.records import CATEGORY, UPLOADED_BY, Chunk, IngestReport, SourceInfo
+from shirabe.records import (
+    CATEGORY,
+    PUBLIC,
+    UPLOADED_BY,
+    Chunk,
+    IngestEvent,
+    IngestReport,
+    SourceInfo,
+)
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 from shirabe.text.paths import canonical_name, mixed_scripts

@@ -11,11 +11,10 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import BaseModel
 
-from shirabe.access.conversations import COMMENT_CHARS
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
 from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns, title_of
 from shirabe.loaders.registry import supported_extensions
-from shirabe.records import CATEGORY, SourceInfo
+from shirabe.records import CATEGORY, COMMENT_CHARS, SourceInfo
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
 
