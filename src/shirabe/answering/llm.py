@@ -184,46 +184,20 @@ class LLMGenerator:
         dropped: Sequence[str] = (),
     ) -> Answer:
         """The answer from the checked reply (``text``, markers renumbered); ``dropped`` are
-        the reply's sentences no passage supported."""
+        the reply's sentences no passage supported. The reply is checked alone, then against
+        the fallback's quoted answer, then by the sentences it rests on."""
         text = text.strip()
         if dropped:
             logger.info(
                 "%s: dropped %d unsupported sentence(s) of the reply", self.name, len(dropped)
             )
-        if dropped and not re.sub(r"\[\d+\]|\W", "", text):
-            why: tuple[RefusalCode, str] = (
-                "unsupported",
-                "回答の内容が資料の記載で裏付けられません",
-            )
+        why = self._reply_fails(query.text, text, dropped)
+        if why is not None:
             return self._instead(query, hits, timings, why)
-        if is_refusal(text):
-            return self._instead(
-                query, hits, timings, ("unsupported", "モデルが文書に記載がないと判断しました")
-            )
-        if not text:
-            logger.warning("%s returned no answer text", self.name)
-            return self._instead(
-                query, hits, timings, ("unsupported", "モデルが回答を返しませんでした")
-            )
-        if _says_nothing(text):  # 「この質問の答えは以下の通りです。」 and no more
-            return self._instead(
-                query, hits, timings, ("unsupported", "モデルの回答に内容がありません")
-            )
-        asked = fit.answer_kind(query.text)
-        if asked is not None and not fit.has_kind(asked, text):  # 電気代 answered with 6W
-            missing = f"回答に{asked.name}（{asked.asked}）がありません"
-            return self._instead(query, hits, timings, ("kind", missing))
         quoted = self._fallback.generate(query, hits) if self._fallback is not None else None
-        if quoted is not None and quoted.short and not _states(text, quoted.short):
-            missing = f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
-            return self._instead(query, hits, timings, ("kind", missing), quoted)
-        if quoted is not None and not quoted.refused:
-            if polarity.contradicts(query.text, text, quoted.text):
-                other = "回答は「はい」ですが、質問に答える記載は否定しています"  # 繰り越さない
-                return self._instead(query, hits, timings, ("unsupported", other), quoted)
-            if _elsewhere(text, quoted.text):
-                other = "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
-                return self._instead(query, hits, timings, ("kind", other), quoted)
+        why = _unlike_quoted(query.text, text, quoted)
+        if why is not None:
+            return self._instead(query, hits, timings, why, quoted)
         by_number = {
             rewriter.numbers[p.number]: p.text
             for p in rewriter.passages
@@ -231,16 +205,9 @@ class LLMGenerator:
         }
         resting = evidence.resting_sentences(text, query.text, by_number)
         quotes = evidence.quote_lines(resting)
-        if quoted is not None and not quoted.refused:
-            missing_codes = _codes_left_out(query.text, "\n".join([text, *quotes]), quoted.text)
-            if missing_codes:  # 完了 read off INC-2024-0008's row for INC-2025-0005
-                other = f"回答は「{missing_codes[0]}」の記載に基づいていません"
-                return self._instead(query, hits, timings, ("unsupported", other), quoted)
-            shown = "\n".join([text, *(r.quote for r in resting)])
-            if _off_topic(query.text, text, shown, quoted.text):
-                # ムール貝、カキ…が中心である for the fishery that declined
-                other = "回答は質問の内容を述べていない記載に基づいています"
-                return self._instead(query, hits, timings, ("unsupported", other), quoted)
+        why = _rests_elsewhere(query.text, text, resting, quotes, quoted)
+        if why is not None:
+            return self._instead(query, hits, timings, why, quoted)
         text = "\n".join([text, *quotes])
         return Answer(
             question=query.text,
@@ -251,6 +218,24 @@ class LLMGenerator:
             timings=timings,
             mode=self.name,
         )
+
+    def _reply_fails(
+        self, question: str, text: str, dropped: Sequence[str]
+    ) -> tuple[RefusalCode, str] | None:
+        """Why the reply by itself cannot be the answer, or None."""
+        if dropped and not re.sub(r"\[\d+\]|\W", "", text):
+            return "unsupported", "回答の内容が資料の記載で裏付けられません"
+        if is_refusal(text):
+            return "unsupported", "モデルが文書に記載がないと判断しました"
+        if not text:
+            logger.warning("%s returned no answer text", self.name)
+            return "unsupported", "モデルが回答を返しませんでした"
+        if _says_nothing(text):  # 「この質問の答えは以下の通りです。」 and no more
+            return "unsupported", "モデルの回答に内容がありません"
+        asked = fit.answer_kind(question)
+        if asked is not None and not fit.has_kind(asked, text):  # 電気代 answered with 6W
+            return "kind", f"回答に{asked.name}（{asked.asked}）がありません"
+        return None
 
     def generate(self, query: Query, hits: list[Hit]) -> Answer:
         """Refuse on weak evidence, else ask the model once, keep what the passages support
@@ -322,6 +307,46 @@ class LLMGenerator:
                 yield TokenEvent(rest)
         yield CitationsEvent(answer.citations)
         yield DoneEvent(answer)
+
+
+def _unlike_quoted(
+    question: str, text: str, quoted: Answer | None
+) -> tuple[RefusalCode, str] | None:
+    """Why the reply disagrees with the fallback's answer quoted from the passages (its
+    number, its yes or no), or None; nothing to say when there is no fallback."""
+    if quoted is None:
+        return None
+    if quoted.short and not _states(text, quoted.short):
+        return "kind", f"回答に「{quoted.short}」の数値がありません"  # 約20キロ for 約9.2kg
+    if quoted.refused:
+        return None
+    if polarity.contradicts(question, text, quoted.text):  # 繰り越さない
+        return "unsupported", "回答は「はい」ですが、質問に答える記載は否定しています"
+    if _elsewhere(text, quoted.text):
+        return "kind", "回答の数値が、質問に答える記載の数値と異なります"  # 60日前 for 7日前
+    return None
+
+
+def _rests_elsewhere(
+    question: str,
+    text: str,
+    resting: Sequence[evidence.Resting],
+    quotes: Sequence[str],
+    quoted: Answer | None,
+) -> tuple[RefusalCode, str] | None:
+    """Why the sentences the reply rests on (``resting``, shown as ``quotes``) are not those
+    that answer the question (another code's row, a passage about something else), or None;
+    not judged without a quoted answer."""
+    if quoted is None or quoted.refused:
+        return None
+    missing_codes = _codes_left_out(question, "\n".join([text, *quotes]), quoted.text)
+    if missing_codes:  # 完了 read off INC-2024-0008's row for INC-2025-0005
+        return "unsupported", f"回答は「{missing_codes[0]}」の記載に基づいていません"
+    shown = "\n".join([text, *(r.quote for r in resting)])
+    if _off_topic(question, text, shown, quoted.text):
+        # ムール貝、カキ…が中心である for the fishery that declined
+        return "unsupported", "回答は質問の内容を述べていない記載に基づいています"
+    return None
 
 
 def _states(reply: str, short: str) -> bool:
