@@ -155,7 +155,7 @@ def main() -> None:
         stage_figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
-    words_of = make_tokenizer(Settings()).words  # type: ignore[attr-defined]
+    words_of = make_tokenizer(Settings()).words
     answers = {
         q.qid: q.answers
         for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))

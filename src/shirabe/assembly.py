@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
@@ -45,6 +46,13 @@ from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
 from shirabe.tokenizers.registry import make_tokenizer
 
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Closable)
+
 NAMED_DEPTH = 5
 """Passages searched for a term a refusal names, to tell whether the documents name it."""
 
@@ -69,6 +77,19 @@ class Assembly:
         self.__dict__.update({name: part for name, part in given.items() if part is not None})
         self._ingest_model = ingest_model
         self._bound = False
+        self._open: list[Closable] = [store] if store is not None else []
+        """What this assembly holds open, oldest first: closed newest first."""
+
+    def _opened(self, part: C) -> C:
+        """``part``, to be closed with the assembly."""
+        self._open.append(part)
+        return part
+
+    def close(self) -> None:
+        """Let go of what was opened (chat models, the accounts' database, the store),
+        newest first."""
+        while self._open:
+            self._open.pop().close()
 
     # components, each made once when first used
 
@@ -79,7 +100,7 @@ class Assembly:
 
     @cached_property
     def store(self) -> Store:
-        return self.backend.open_store()
+        return self._opened(self.backend.open_store())
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -105,7 +126,7 @@ class Assembly:
     @cached_property
     def accounts(self) -> Accounts:
         """Users, groups and API tokens, kept by the store (this home, or the database)."""
-        return Accounts(self.backend.open_accounts())
+        return self._opened(Accounts(self.backend.open_accounts()))
 
     @cached_property
     def conversations(self) -> Conversations:
@@ -118,7 +139,7 @@ class Assembly:
 
     @cached_property
     def generator(self) -> Generator:
-        return make_generator(self.settings, self.store, self.embedder)
+        return self._opened(make_generator(self.settings, self.store, self.embedder))
 
     @cached_property
     def understanding(self) -> Understanding:
@@ -155,7 +176,7 @@ class Assembly:
     @cached_property
     def writers(self) -> IngestWriters:
         """The enricher and page cleaner the settings turn on, with their chat model."""
-        return IngestWriters(self.settings, self._ingest_model)
+        return self._opened(IngestWriters(self.settings, self._ingest_model))
 
     @cached_property
     def catalog(self) -> Catalog:

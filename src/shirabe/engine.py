@@ -211,13 +211,6 @@ class Shirabe(Assembly):
                 plan.shown(event.answer)
             yield event
 
-    def close(self) -> None:
-        """Let go of the chat models, the accounts' database and the store, those made."""
-        made = self.__dict__
-        for part in ("writers", "generator", "accounts", "store"):
-            if part in made:
-                made[part].close()
-
     def __enter__(self) -> Shirabe:
         return self
 

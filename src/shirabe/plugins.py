@@ -1,10 +1,11 @@
 """Families of interchangeable parts, found through entry points.
 
-Every file format, store, embedding model, answer writer and tokenizer is registered under an
-entry point group (``shirabe.loaders``, ``shirabe.stores``, ``shirabe.embedders``,
-``shirabe.generators``, ``shirabe.tokenizers``). shirabe registers its own parts there in its
-``pyproject.toml``, exactly as another installed package registers its own, so adding a format
-or a store never means editing shirabe (see ``docs/plugins.md``).
+Every file format, store, embedding model, answer writer, chat model and tokenizer is
+registered under an entry point group (``shirabe.loaders``, ``shirabe.stores``,
+``shirabe.embedders``, ``shirabe.generators``, ``shirabe.chat_models``, ``shirabe.tokenizers``).
+shirabe registers its own parts there in its ``pyproject.toml``, exactly as another installed
+package registers its own, so adding a format or a store never means editing shirabe (see
+``docs/plugins.md``).
 
 Names are read from the package metadata, which is cheap; a part's module is imported only
 when the part is first used.
@@ -57,7 +58,8 @@ class Registry(Generic[T]):
     """The named parts of one family; ``T`` is what loading an entry point gives."""
 
     family: str
-    """``loaders``, ``stores``, ``embedders``, ``generators`` or ``tokenizers``."""
+    """``loaders``, ``stores``, ``embedders``, ``generators``, ``chat_models`` or
+    ``tokenizers``."""
 
     @property
     def group(self) -> str:

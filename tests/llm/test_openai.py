@@ -49,6 +49,12 @@ class StubTokenizer:
     def tokenize(self, text: str) -> list[str]:
         return list(text)
 
+    def words(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+        return []
+
+    def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
+        return []
+
 
 class StubEmbedder:
     name = "stub"

@@ -23,6 +23,7 @@ class IngestWriters:
         self._settings = settings
         self._model = model
         self._made: ChatModel | None = None
+        self._open: list[Enricher | PageCleaner | ChatModel] = []
         self._lock = threading.RLock()  # a watcher and an upload may ask at once
 
     @cached_property
@@ -32,7 +33,9 @@ class IngestWriters:
             return None
         with self._lock:
             model, origin = self._writer("enrich_questions")
-            return Enricher(model, self._cache(), origin)
+            enricher = Enricher(model, self._cache(), origin)
+            self._open.append(enricher)
+            return enricher
 
     @cached_property
     def cleaner(self) -> PageCleaner | None:
@@ -42,12 +45,16 @@ class IngestWriters:
             return None
         with self._lock:
             model, origin = self._writer("clean_pdf_pages")
-            return PageCleaner(model, self._cache(), origin, settings.clean_page_max_chars)
+            cleaner = PageCleaner(model, self._cache(), origin, settings.clean_page_max_chars)
+            self._open.append(cleaner)
+            return cleaner
 
     def close(self) -> None:
-        for part in (self.__dict__.get("enricher"), self.__dict__.get("cleaner"), self._made):
-            if part is not None:
-                part.close()
+        """Let go of the enricher and the page cleaner, then of the chat model made here."""
+        for part in self._open:
+            part.close()
+        if self._made is not None:
+            self._made.close()
 
     def _cache(self) -> EnrichmentCache:
         return EnrichmentCache(self._settings.home / "enrichment.sqlite3")

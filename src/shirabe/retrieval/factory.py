@@ -37,5 +37,5 @@ def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retr
         mmr_lambda=settings.mmr_lambda,
         embedder=embedder,
         # a store plugin written before the attribute ranks elsewhere, as PostgreSQL does
-        vector_first=getattr(store, "ranks_in_process", False),
+        vector_first=store.ranks_in_process,
     )

@@ -54,14 +54,12 @@ class Query:
 
     def words_of(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
         """The words of another text (a passage's sentence), as :meth:`words` gives them."""
-        words = getattr(self._tokenizer, "words", None)
-        return list(words(text)) if callable(words) else []
+        return list(self._tokenizer.words(text))
 
     def synonym_groups_of(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
         """The words of a text with their synonym groups, when the tokenizer gives them
         (``SudachiTokenizer.synonym_groups``); else ``[]``."""
-        groups = getattr(self._tokenizer, "synonym_groups", None)
-        return list(groups(text)) if callable(groups) else []
+        return list(self._tokenizer.synonym_groups(text))
 
     @cached_property
     def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:

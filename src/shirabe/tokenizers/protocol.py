@@ -16,3 +16,13 @@ class Tokenizer(Protocol):
     def signature(self) -> str: ...
 
     def tokenize(self, text: str) -> list[str]: ...
+
+    def words(self, text: str) -> list[tuple[str, str, tuple[str, ...]]]:
+        """The words of ``text``: surface, normalised form and part of speech (the answer
+        stage's features read them); ``[]`` from a tokenizer that has no parts of speech."""
+        ...
+
+    def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
+        """The words of ``text`` with the synonym groups of the tokenizer's dictionary;
+        ``[]`` from a tokenizer without one."""
+        ...
