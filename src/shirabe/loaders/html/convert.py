@@ -45,6 +45,8 @@ _BLOCK_TAGS = frozenset(
     }
 )
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_RENDERED = frozenset({*_HEADINGS, "pre", "ul", "ol", "dl", "table"})
+"""Tags that add a block rendered from the whole tag when it opens (``_Converter._render``)."""
 _HTML_SPACE = re.compile(r"[ \t\n\r\f\xa0]+")
 _BREAK = "\x00"
 """Stands for ``<br>`` in collected inline text until whitespace is collapsed."""
@@ -186,32 +188,31 @@ class _Converter:
         if not entering:
             if name in _BLOCK_TAGS or name == "table":
                 self._flush()
-            return
-        if name == "br":
+        elif name == "br":
             self.inline.append(_BREAK)
-        elif name in _HEADINGS:
+        elif name in _BLOCK_TAGS or name in _RENDERED:
             self._flush()
+            self._render(node, name)
+
+    def _render(self, node: Any, name: str) -> None:
+        """The block a tag of ``_RENDERED`` opens, rendered from the tag as a whole; other
+        blocks add nothing here (their text is walked)."""
+        if name in _HEADINGS:
             text = _inline_text(node)
             if text:
                 self.blocks.append("#" * _HEADINGS[name] + " " + text)
         elif name == "pre":
-            self._flush()
             self._add_pre(node)
         elif name in ("ul", "ol"):
-            self._flush()
-            lines = list(_list_lines(node, 0))
-            if lines:
-                self.blocks.append("\n".join(lines))
+            self._add_lines(list(_list_lines(node, 0)))
         elif name == "dl":
-            self._flush()
-            lines = _definition_lines(node)
-            if lines:
-                self.blocks.append("\n".join(lines))
+            self._add_lines(_definition_lines(node))
         elif name == "table":
-            self._flush()
             self._add_table(node)
-        elif name in _BLOCK_TAGS:
-            self._flush()
+
+    def _add_lines(self, lines: list[str]) -> None:
+        if lines:
+            self.blocks.append("\n".join(lines))
 
     def _flush(self) -> None:
         if not self.inline:
