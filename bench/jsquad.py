@@ -25,7 +25,7 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,7 @@ from shirabe.retrieval.hits import hits_for
 from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
+from shirabe.stores.protocol import Store
 
 from common import CACHE, SHARED, percentile, write_result
 
@@ -204,15 +205,11 @@ def timed_ingest(app: Shirabe, embedder: MeteredEmbedder, corpus: Path) -> dict[
     return ingest
 
 
-def main() -> None:
-    args = arguments()
-
-    data = json.loads(args.file.read_text(encoding="utf-8"))
-    work = CACHE / "jsquad"
-    corpus = work / "corpus"
-    questions = write_corpus(data, corpus)
-    if args.limit:
-        questions = questions[: args.limit]
+def open_index(args: argparse.Namespace, corpus: Path) -> tuple[Shirabe, MeteredEmbedder, Settings]:
+    """The app over this script's index (kept per embedder), its metered embedder and its
+    settings; with ``--database``, a PostgreSQL index whose embedding cache is seeded from the
+    embedded index when there is one."""
+    work = corpus.parent
     settings = Settings()
     pooled = "-pooled" if settings.pooled_chunk_vectors else ""
     home = work / f"index-{settings.embedder}{pooled}"
@@ -229,31 +226,63 @@ def main() -> None:
     if args.database and (embedded_home / "index.sqlite3").exists():
         seeded = seed_embeddings(embedded_home, app)
         print(f"embedding cache seeded from {embedded_home}: {seeded} vectors")
+    return app, embedder, settings
 
-    ingest = timed_ingest(app, embedder, corpus)
-    print(f"ingest: {ingest}")
-    status = app.status()
-    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
 
+class Sources:
+    """A chunk's paragraph file, relative to the corpus folder (``prefix``); read once."""
+
+    def __init__(self, store: Store, prefix: str) -> None:
+        self.store = store
+        self.prefix = prefix
+        self._cache: dict[int, str] = {}
+
+    def __call__(self, cid: int) -> str:
+        if cid not in self._cache:
+            for i, chunk in self.store.get_chunks([cid]).items():
+                self._cache[i] = chunk.source.removeprefix(self.prefix)
+        return self._cache.get(cid, "?")
+
+
+@dataclass
+class Asked:
+    """Every question asked: what each ranker returned, a row per question, the answering
+    figures, and the times of the search, the whole ask and the answering step alone."""
+
+    tally: Tally = field(default_factory=Tally)
+    per_question: list[dict[str, Any]] = field(default_factory=list)
+    raw: list[dict[str, list[ScoredId]]] = field(default_factory=list)
+    search: list[float] = field(default_factory=list)
+    ask: list[float] = field(default_factory=list)
+    answer: list[float] = field(default_factory=list)
+
+    def latency(self) -> dict[str, float]:
+        return {
+            "search_p50_ms": 1000 * percentile(self.search, 50),
+            "search_p95_ms": 1000 * percentile(self.search, 95),
+            "ask_p50_ms": 1000 * percentile(self.ask, 50),
+            "ask_p95_ms": 1000 * percentile(self.ask, 95),
+            # the answering step alone, question by question (ask less its search)
+            "answer_p50_ms": 1000 * percentile(self.answer, 50),
+            "answer_p95_ms": 1000 * percentile(self.answer, 95),
+        }
+
+
+def ask_all(
+    app: Shirabe,
+    settings: Settings,
+    questions: Sequence[Question],
+    sources: Sources,
+    *,
+    without_own: bool,
+) -> Asked:
+    """Searches and answers each question, keeping each ranker's list for the fusion variants;
+    with ``without_own``, also answers it over its hits without its own paragraph."""
     retriever = app.retriever
     assert isinstance(retriever, HybridRetriever)
     store = app.store
-    source_cache: dict[int, str] = {}
-    prefix = str(corpus.resolve()) + "/"
-
-    def source_of(cid: int) -> str:
-        if cid not in source_cache:
-            for i, chunk in store.get_chunks([cid]).items():
-                source_cache[i] = chunk.source.removeprefix(prefix)
-        return source_cache.get(cid, "?")
-
-    per_question: list[dict[str, Any]] = []
-    raw: list[dict[str, list[ScoredId]]] = []
-    latencies: list[float] = []
-    ask_latencies: list[float] = []
-    answer_latencies: list[float] = []
-    tally = Tally()
     generator = app.generator
+    asked = Asked()
     for q in questions:
         t0 = time.perf_counter()
         query = app.searcher.query(q.text)
@@ -263,33 +292,41 @@ def main() -> None:
         t1 = time.perf_counter()
         answer = generator.generate(query, hits[: settings.top_k])
         t2 = time.perf_counter()
-        latencies.append(t1 - t0)
-        ask_latencies.append(t2 - t0)
-        answer_latencies.append(t2 - t1)
-        raw.append(rankings)
+        asked.search.append(t1 - t0)
+        asked.ask.append(t2 - t0)
+        asked.answer.append(t2 - t1)
+        asked.raw.append(rankings)
         assert len(answer.text) <= settings.answer_max_chars, answer.text
-        ok = tally.add(answer, q, prefix)
-        if args.without_own:
-            kept = [h for h in hits if h.chunk.source.removeprefix(prefix) != q.paragraph]
-            tally.refused_without += generator.generate(query, kept[: settings.top_k]).refused
-        per_question.append(
+        ok = asked.tally.add(answer, q, sources.prefix)
+        if without_own:
+            kept = [h for h in hits if h.chunk.source.removeprefix(sources.prefix) != q.paragraph]
+            asked.tally.refused_without += generator.generate(query, kept[: settings.top_k]).refused
+        asked.per_question.append(
             {
                 "id": q.qid,
-                "fused": [source_of(cid) for cid, _ in fused[:10]],
+                "fused": [sources(cid) for cid, _ in fused[:10]],
                 "answer": answer.text,
                 "contained": ok,
                 "refused": answer.refused,
                 "confidence": answer.confidence,
             }
         )
+    return asked
 
+
+def retrieval_results(
+    asked: Asked, questions: Sequence[Question], sources: Sources, *, fusion: str, sweep: bool
+) -> dict[str, dict[str, float]]:
+    """Paragraph-level figures of each ranker alone, of each level's pair, of the hybrid
+    search as run (``fusion``), and with ``sweep`` of other fusions of the same lists."""
     gold = [q.paragraph for q in questions]
+    raw = asked.raw
 
     def evaluate(fuse: Fuse) -> dict[str, float]:
         ranked = []
         for rankings in raw:
             pairs = {n: [(s.chunk_id, s.score) for s in r] for n, r in rankings.items()}
-            ranked.append(paragraph_ranking([cid for cid, _ in fuse(pairs)], source_of))
+            ranked.append(paragraph_ranking([cid for cid, _ in fuse(pairs)], sources))
         return retrieval_metrics(ranked, gold)
 
     def only(*names: str) -> Fuse:
@@ -298,23 +335,36 @@ def main() -> None:
     results: dict[str, dict[str, float]] = {name: evaluate(only(name)) for name in raw[0] if raw}
     results["bm25 (chunk+sentence)"] = evaluate(only("bm25", "bm25_sentence"))
     results["dense (chunk+sentence)"] = evaluate(only("dense", "dense_sentence"))
-    results[f"hybrid ({settings.fusion})"] = retrieval_metrics(
-        [pq["fused"] for pq in per_question], gold
+    results[f"hybrid ({fusion})"] = retrieval_metrics(
+        [pq["fused"] for pq in asked.per_question], gold
     )
-    if args.sweep:
+    if sweep:
         results["rrf k=60, all signals"] = evaluate(lambda p: reciprocal_rank_fusion(p, k=60))
         results["convex, all signals"] = evaluate(convex_fusion)
         results["zscore, bm25+dense chunk"] = evaluate(only("bm25", "dense"))
-    answering = tally.figures(len(questions), without_own=args.without_own)
-    latency = {
-        "search_p50_ms": 1000 * percentile(latencies, 50),
-        "search_p95_ms": 1000 * percentile(latencies, 95),
-        "ask_p50_ms": 1000 * percentile(ask_latencies, 50),
-        "ask_p95_ms": 1000 * percentile(ask_latencies, 95),
-        # the answering step alone, question by question (ask less its search)
-        "answer_p50_ms": 1000 * percentile(answer_latencies, 50),
-        "answer_p95_ms": 1000 * percentile(answer_latencies, 95),
-    }
+    return results
+
+
+def main() -> None:
+    args = arguments()
+
+    data = json.loads(args.file.read_text(encoding="utf-8"))
+    corpus = CACHE / "jsquad" / "corpus"
+    questions = write_corpus(data, corpus)
+    if args.limit:
+        questions = questions[: args.limit]
+    app, embedder, settings = open_index(args, corpus)
+
+    ingest = timed_ingest(app, embedder, corpus)
+    print(f"ingest: {ingest}")
+    status = app.status()
+    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
+
+    sources = Sources(app.store, str(corpus.resolve()) + "/")
+    asked = ask_all(app, settings, questions, sources, without_own=args.without_own)
+    results = retrieval_results(asked, questions, sources, fusion=settings.fusion, sweep=args.sweep)
+    answering = asked.tally.figures(len(questions), without_own=args.without_own)
+    latency = asked.latency()
     print(f"questions: {len(questions)}")
     for name, metrics in results.items():
         print(f"{name:>22}: {fmt(metrics)}")
@@ -330,7 +380,7 @@ def main() -> None:
             "retrieval": results,
             "answering": answering,
             "latency_ms": latency,
-            "per_question": per_question,
+            "per_question": asked.per_question,
         },
     )
     print(f"wrote {path}")
