@@ -9,6 +9,7 @@ from shirabe.access.map import AccessMap
 from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.indexing.ingest import Change, Ingestor
+from shirabe.indexing.parts import IngestOptions, IngestParts
 from shirabe.indexing.tags import cut_signature
 from shirabe.indexing.writers import IngestWriters
 from shirabe.loaders.protocol import LoadOptions
@@ -34,15 +35,25 @@ def make_ingestor(
 ) -> Ingestor:
     """An ingest of files below ``root`` (never below ``skip``), reporting uploads,
     replacements, deletions and changed readers to ``on_change``."""
-    return Ingestor(
+    parts = IngestParts(
         store=store,
         chunker=chunker,
         tokenizer=tokenizer,
         embedder=embedder,
+        synonyms=synonyms,
+        access=access,
+        enricher=writers.enricher,
+        cleaner=writers.cleaner,
+    )
+    return Ingestor(parts, ingest_options(settings), root=root, skip=skip, on_change=on_change)
+
+
+def ingest_options(settings: Settings) -> IngestOptions:
+    """How files are read and indexed, from the settings."""
+    return IngestOptions(
+        max_file_bytes=settings.max_file_bytes,
         sentence_vectors=settings.sentence_vectors,
         pooled_chunk_vectors=settings.pooled_chunk_vectors,
-        max_file_bytes=settings.max_file_bytes,
-        root=root,
         refresh_every_files=settings.refresh_every_files,
         load_options=LoadOptions(
             passwords=settings.passwords,
@@ -53,11 +64,5 @@ def make_ingestor(
         ),
         load_timeout=settings.load_timeout,
         load_total=settings.max_load_seconds,
-        synonyms=synonyms,
-        access=access,
-        on_change=on_change,
-        skip=skip,
-        enricher=writers.enricher,
-        cleaner=writers.cleaner,
         cut=cut_signature(settings),
     )

@@ -14,12 +14,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
-from shirabe.access.map import AccessMap
-from shirabe.chunking.protocol import Chunker
-from shirabe.embedders.protocol import Embedder
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
-from shirabe.indexing.cleanup import PageCleaner, shares
-from shirabe.indexing.enrich import Enricher
+from shirabe.indexing.cleanup import shares
+from shirabe.indexing.parts import IngestOptions, IngestParts
 from shirabe.indexing.passages import (
     chunk_terms,
     pool,
@@ -30,7 +27,7 @@ from shirabe.indexing.passages import (
 from shirabe.indexing.places import Place, place_of
 from shirabe.indexing.tags import ENTITIES, RESERVED, TAGS_VERSION, groups_json, tags_version
 from shirabe.indexing.walk import escape, on_disk, walk
-from shirabe.loaders.protocol import LoadError, LoadOptions
+from shirabe.loaders.protocol import LoadError
 from shirabe.loaders.registry import loader_for
 from shirabe.loaders.worker import TimedLoader
 from shirabe.records import (
@@ -46,9 +43,7 @@ from shirabe.records import (
     Progress,
     SourceInfo,
 )
-from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
-from shirabe.text.synonyms import Synonyms
-from shirabe.tokenizers.protocol import Tokenizer
+from shirabe.stores.protocol import IndexedChunk, SourceRecord
 
 log = logging.getLogger(__name__)
 
@@ -102,55 +97,43 @@ class Ingestor:
 
     def __init__(
         self,
+        parts: IngestParts,
+        options: IngestOptions,
         *,
-        store: Store,
-        chunker: Chunker,
-        tokenizer: Tokenizer,
-        embedder: Embedder,
-        sentence_vectors: bool,
-        pooled_chunk_vectors: bool = False,
-        max_file_bytes: int,
         root: Path,
-        refresh_every_files: int = 200,
-        load_options: LoadOptions | None = None,
-        load_timeout: float | None = None,
-        load_total: float | None = None,
-        synonyms: Synonyms | None = None,
-        access: AccessMap | None = None,
-        on_change: Change | None = None,
         skip: Sequence[Path] = (),
-        enricher: Enricher | None = None,
-        cleaner: PageCleaner | None = None,
-        cut: str = "",
+        on_change: Change | None = None,
     ) -> None:
-        self._store = store
-        self._chunker = chunker
-        self._tokenizer = tokenizer
-        self._embedder = embedder
-        self._sentence_vectors = sentence_vectors
-        self._pooled_chunk_vectors = pooled_chunk_vectors
-        self._max_file_bytes = max_file_bytes
+        """An ingest of files below ``root`` (never below ``skip``), reporting uploads,
+        replacements, deletions and changed readers to ``on_change``."""
+        self._store = parts.store
+        self._chunker = parts.chunker
+        self._tokenizer = parts.tokenizer
+        self._embedder = parts.embedder
+        self._sentence_vectors = options.sentence_vectors
+        self._pooled_chunk_vectors = options.pooled_chunk_vectors
+        self._max_file_bytes = options.max_file_bytes
         self._root = root
-        self._refresh_every_files = refresh_every_files
-        self._loader = TimedLoader(load_options or LoadOptions(), load_timeout, load_total)
-        self._synonyms = synonyms or Synonyms()
-        self._access = access or AccessMap()
+        self._refresh_every_files = options.refresh_every_files
+        self._loader = TimedLoader(options.load_options, options.load_timeout, options.load_total)
+        self._synonyms = parts.synonyms
+        self._access = parts.access
         self._on_change = on_change or (lambda _action, _key, _detail: None)
-        self._enricher = enricher
+        self._enricher = enricher = parts.enricher
         self._signature = f"{self._synonyms.signature}:{self._access.signature}"
-        if cut:  # files read or cut with other settings (tags.cut_signature): again
-            self._signature += f":{cut}"
+        if options.cut:  # files read or cut with other settings (tags.cut_signature): again
+            self._signature += f":{options.cut}"
         # cut by another chunker, or another version of it: again (one written before
         # chunkers had a signature has none)
-        if chunked_by := getattr(chunker, "signature", ""):
+        if chunked_by := getattr(parts.chunker, "signature", ""):
             self._signature += f":chunker={chunked_by}"
-        self._cleaner = cleaner
+        self._cleaner = cleaner = parts.cleaner
         if enricher is not None:  # files indexed without (or with other) texts: again
             self._signature += f":{enricher.signature}"
         if cleaner is not None:
             self._signature += f":{cleaner.index_signature}"
         if enricher is not None or cleaner is not None:  # re-tokenising loses their terms
-            self._signature += f":{tokenizer.signature}"
+            self._signature += f":{parts.tokenizer.signature}"
         self._uploader: str | None = None
         self._skip = list(skip)
 
