@@ -14,8 +14,7 @@ from shirabe.evaluation import batch as batching
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.metrics import CaseResult
 from shirabe.evaluation.run import run
-from shirabe.records import Filters, IngestEvent, IngestReport
-from shirabe.records import Progress as IngestProgress
+from shirabe.records import Filters, IngestEvent, IngestReport, Progress as IngestProgress
 
 
 @contextmanager

@@ -26,9 +26,9 @@ from shirabe.records import (
     IngestReport,
     TokenEvent,
     Turn,
+    answer_json as serialize_answer,
     format_locator,
 )
-from shirabe.records import answer_json as serialize_answer
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)

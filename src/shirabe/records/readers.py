@@ -1,0 +1,103 @@
+"""Who reads, and what they keep: readers and users, the audit log, conversations and feedback."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from shirabe.text.paths import canonical_name
+
+PUBLIC = "public"
+"""The group every user belongs to."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Who is asking: the groups they belong to (``public`` always), or everything."""
+
+    groups: frozenset[str] = field(default_factory=frozenset)
+    admin: bool = False
+
+    @property
+    def visible(self) -> frozenset[str] | None:
+        """Groups whose documents this reader may see (canonical names); None: all of them."""
+        if self.admin:
+            return None
+        return frozenset(canonical_name(g) for g in self.groups) | {PUBLIC}
+
+    def may_read(self, document_groups: Sequence[str]) -> bool:
+        visible = self.visible
+        return visible is None or bool(visible.intersection(document_groups))
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    name: str
+    groups: tuple[str, ...]
+    admin: bool = False
+    created_at: str = ""
+
+    @property
+    def reader(self) -> Reader:
+        return Reader(frozenset(self.groups), admin=self.admin)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """Who changed a document, or the index's settings, and when."""
+
+    id: int
+    at: str
+    actor: str
+    action: str
+    """``upload``, ``replace``, ``delete``, ``readers`` (the readers changed) or ``root``."""
+    path: str
+    detail: str
+
+
+Rating = Literal["up", "down"]
+
+TITLE_CHARS = 80
+"""A title is cut to this many characters (the first question, unless renamed)."""
+COMMENT_CHARS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    id: str
+    title: str
+    created_at: str
+    updated_at: str
+    turns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """One question and the answer shirabe gave, as recorded."""
+
+    position: int
+    question: str
+    answer: str
+    refused: bool
+    at: str
+    standalone: str | None = None
+    refusal_reason: str | None = None
+    citations: list[dict[str, Any]] = field(default_factory=list)
+    """The citations as the API returned them (file, heading path, place, text)."""
+    sources: tuple[str, ...] = ()
+    """Keys of the documents cited, checked against the reader whenever the turn is shown."""
+    categories: tuple[str, ...] = ()
+    """The category filter the question was asked under."""
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    id: int
+    owner: str
+    conversation: str
+    position: int
+    rating: Rating
+    comment: str
+    at: str
+    turn: StoredTurn
