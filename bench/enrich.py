@@ -29,8 +29,7 @@ from jsquad import (
     seed_embeddings,
 )
 from shirabe.engine import Shirabe
-from shirabe.evaluation.squad import SquadQuestion as Question
-from shirabe.evaluation.squad import write_corpus
+from shirabe.evaluation.squad import SquadQuestion as Question, write_corpus
 from shirabe.retrieval.fusion import zscore_fusion
 from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.settings import Settings

@@ -33,8 +33,7 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.evaluation.span_training import char_f1
-from shirabe.evaluation.squad import SquadQuestion as Question
-from shirabe.evaluation.squad import nfkc, write_corpus
+from shirabe.evaluation.squad import SquadQuestion as Question, nfkc, write_corpus
 from shirabe.records import Answer, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
 from shirabe.retrieval.hits import hits_for

@@ -33,8 +33,7 @@ from jsquad import DEFAULT_FILE, cached_index
 from shirabe.answering.protocol import Generator
 from shirabe.answering.registry import make_generator
 from shirabe.engine import Shirabe
-from shirabe.evaluation.squad import SquadQuestion as Question
-from shirabe.evaluation.squad import nfkc
+from shirabe.evaluation.squad import SquadQuestion as Question, nfkc
 from shirabe.records import Answer, Hit
 
 from common import percentile, write_result

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.markdown import MarkdownChunker, parse_blocks, summary_texts

@@ -24,13 +24,13 @@ from shirabe.loaders.worker import (
     TIMED_OUT,
     TOO_LONG,
     TimedLoader,
+    _start as start_worker,
     await_reply,
     crash_reason,
     describe_bytes,
     memory_reason,
     serve,
 )
-from shirabe.loaders.worker import _start as start_worker
 from shirabe.records import Document, Part
 
 DOCUMENT = Document("a.csv", [Part("本文。", {"row": 1})])
