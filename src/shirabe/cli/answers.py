@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Annotated
 
@@ -12,6 +13,7 @@ from shirabe.cli.options import (
     IndexOption,
     JsonOption,
     ModelOptions,
+    OptionGroup,
     RetrievalOptions,
     ScopeOptions,
     StreamOption,
@@ -31,20 +33,28 @@ _TURNS_KEPT = 6
 ExplainOption = Annotated[bool, typer.Option("--explain", help="Show why each passage ranked.")]
 
 
+@dataclasses.dataclass
+class AnswerOutput(OptionGroup):
+    """How an answer is printed: as JSON, with why each passage ranked, or as it is written."""
+
+    json_out: JsonOption = False
+    explain: ExplainOption = False
+    stream: StreamOption = False
+
+
 @with_options
 def ask(
     question: Annotated[str, typer.Argument(help="質問 (in Japanese)")],
     index: IndexOption = None,
-    json_out: JsonOption = False,
     top_k: TopKOption = None,
-    explain: ExplainOption = False,
     *,
+    output: AnswerOutput,
     scope: ScopeOptions,
     retrieval: RetrievalOptions,
-    stream: StreamOption = False,
     model: ModelOptions,
 ) -> None:
     """Answer a question from the indexed documents, with citations."""
+    json_out, explain, stream = output.json_out, output.explain, output.stream
     with errors(), opened(make_settings(retrieval, model, index=index, top_k=top_k)) as shirabe:
         filters = scope.filters(shirabe)
         if stream and not json_out:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict
 from pathlib import Path
@@ -14,6 +15,7 @@ from shirabe.cli.options import (
     IndexOption,
     JsonOption,
     ModelOptions,
+    OptionGroup,
     RetrievalOptions,
     ScopeOptions,
     TopKOption,
@@ -50,6 +52,26 @@ BATCH_FAILED_EXIT = 3
 INTERRUPTED_EXIT = 130
 
 
+@dataclasses.dataclass
+class BaselineOptions(OptionGroup):
+    """Where an evaluation's figures are written, and the baseline they are held against."""
+
+    out_file: Annotated[
+        Path | None, typer.Option("--out", help="Write the metrics as a baseline JSON file.")
+    ] = None
+    against: Annotated[
+        Path | None,
+        typer.Option(
+            "--against",
+            help="Compare with a baseline JSON; exit code 3 when a metric drops beyond "
+            "--tolerance (latency never gates).",
+        ),
+    ] = None
+    tolerance: Annotated[
+        float, typer.Option("--tolerance", min=0.0, help="Allowed absolute drop per metric.")
+    ] = DEFAULT_TOLERANCE
+
+
 @with_options
 def eval_cases(
     cases_file: Annotated[
@@ -60,23 +82,10 @@ def eval_cases(
         list[Path] | None,
         typer.Option("--ingest", help="Ingest this folder first (incremental; repeatable)."),
     ] = None,
-    out_file: Annotated[
-        Path | None, typer.Option("--out", help="Write the metrics as a baseline JSON file.")
-    ] = None,
-    against: Annotated[
-        Path | None,
-        typer.Option(
-            "--against",
-            help="Compare with a baseline JSON; exit code 3 when a metric drops beyond "
-            "--tolerance (latency never gates).",
-        ),
-    ] = None,
-    tolerance: Annotated[
-        float, typer.Option("--tolerance", min=0.0, help="Allowed absolute drop per metric.")
-    ] = DEFAULT_TOLERANCE,
     json_out: JsonOption = False,
     top_k: TopKOption = None,
     *,
+    baseline_options: BaselineOptions,
     retrieval: RetrievalOptions,
     model: ModelOptions,
 ) -> None:
@@ -87,6 +96,8 @@ def eval_cases(
     """
     with errors():
         cases = load_cases(cases_file)
+        out_file, against = baseline_options.out_file, baseline_options.against
+        tolerance = baseline_options.tolerance
         baseline = _read_baseline(against) if against else None
         settings = make_settings(retrieval, model, index=index, top_k=top_k)
         with opened(settings, indexed=False) as shirabe:
@@ -137,6 +148,22 @@ def _read_baseline(path: Path) -> dict[str, Any]:
     return check_baseline(data, str(path))
 
 
+@dataclasses.dataclass
+class BatchOutput(OptionGroup):
+    """What a batch writes beside its predictions: the passages behind each answer, and a
+    summary as JSON."""
+
+    rationales_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--rationales",
+            help="Also write the passages behind each answer (id, rank, file, page, sheet, "
+            "row, slide, heading path, score, text).",
+        ),
+    ] = None
+    json_out: JsonOption = False
+
+
 @with_options
 def batch_answer(
     questions_file: Annotated[
@@ -151,18 +178,10 @@ def batch_answer(
         Path,
         typer.Option("--out", "-o", help="Predictions CSV (id,answer,error), UTF-8 with BOM."),
     ],
-    rationales_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--rationales",
-            help="Also write the passages behind each answer (id, rank, file, page, sheet, "
-            "row, slide, heading path, score, text).",
-        ),
-    ] = None,
     index: IndexOption = None,
-    json_out: JsonOption = False,
     top_k: TopKOption = None,
     *,
+    output: BatchOutput,
     scope: ScopeOptions,
     retrieval: RetrievalOptions,
     model: ModelOptions,
@@ -177,6 +196,7 @@ def batch_answer(
     Exit codes: 0 every question answered or refused, 1 error (bad input, no index), 2 invalid
     setting, 3 some questions failed (see the error column; rerun to retry), 130 interrupted.
     """
+    rationales_file, json_out = output.rationales_file, output.json_out
     with errors():
         questions = batching.read_questions(questions_file)
         settings = make_settings(retrieval, model, index=index, top_k=top_k)
