@@ -38,7 +38,7 @@ from shirabe.engine import Shirabe
 from shirabe.evaluation import span_training, stage_figures, training
 from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.squad import read_squad, squad_questions, write_corpus
-from shirabe.settings import Settings
+from shirabe.settings import Settings, TokenizerSettings
 from shirabe.tokenizers.registry import make_tokenizer
 
 from common import CACHE, ROOT, SHARED, revision, write_result
@@ -83,7 +83,9 @@ def examples_of(
     corpus = CACHE / name / "corpus"
     questions = write_corpus(read_squad(file), corpus, keep=keep)
     settings = Settings()
-    settings = settings.model_copy(update={"home": CACHE / name / f"index-{settings.embedder}"})
+    settings = settings.model_copy(
+        update={"home": CACHE / name / f"index-{settings.embedder.name}"}
+    )
     with Shirabe(settings) as app:
         report = app.ingest([corpus])
         print(f"{name}: {report.counts}", file=sys.stderr)
@@ -155,7 +157,7 @@ def main() -> None:
         stage_figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
-    words_of = make_tokenizer(Settings()).words
+    words_of = make_tokenizer(TokenizerSettings()).words
     answers = {
         q.qid: q.answers
         for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))

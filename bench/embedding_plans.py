@@ -10,7 +10,7 @@ every way alike:
 
 - ``chunk + sentences``: the chunk's text and each of its sentences (the default);
 - ``pooled``: each sentence only, the chunk's vector pooled from them
-  (SHIRABE_POOLED_CHUNK_VECTORS=true);
+  (SHIRABE_INGEST__POOLED_CHUNK_VECTORS=true);
 - ``pooled, batch 1``: the same, one text per call to the model (embed_batch_size 1).
 
 No cache: every text is embedded. ``--every N`` takes every N-th file (default 3).

@@ -2,14 +2,14 @@
 
     python bench/enrich.py --gguf FILE [--paragraphs 150] [--threads 2]
 
-The first JSQuAD valid articles up to ``--paragraphs`` paragraphs become a corpus (one Markdown
-file per paragraph, as bench/jsquad.py writes them). It is indexed twice with the bundled
-embedding model: as shirabe indexes by default, and with ``SHIRABE_ENRICH_QUESTIONS`` (the GGUF
-model, run in-process by llama.cpp, writes three questions and five keywords per passage, indexed
-for BM25 only). Every question of those paragraphs is searched in both; prints BM25 alone and
-hybrid R@1 / R@5 / MRR@10 at paragraph level, the minutes spent writing, and the seconds per
-passage. The questions a model writes are kept in bench/.cache/enrich (a rerun writes nothing
-again). Results go to bench/results/enrich.json.
+The first JSQuAD valid articles up to ``--paragraphs`` paragraphs become a corpus (one Markdown file
+per paragraph, as bench/jsquad.py writes them). It is indexed twice with the bundled embedding
+model: as shirabe indexes by default, and with ``SHIRABE_INGEST__ENRICH_QUESTIONS`` (the GGUF model,
+run in-process by llama.cpp, writes three questions and five keywords per passage, indexed for BM25
+only). Every question of those paragraphs is searched in both; prints BM25 alone and hybrid R@1 /
+R@5 / MRR@10 at paragraph level, the minutes spent writing, and the seconds per passage. The
+questions a model writes are kept in bench/.cache/enrich (a rerun writes nothing again). Results go
+to bench/results/enrich.json.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from shirabe.engine import Shirabe
 from shirabe.evaluation.squad import SquadQuestion as Question, write_corpus
 from shirabe.retrieval.fusion import zscore_fusion
 from shirabe.retrieval.hybrid import HybridRetriever
-from shirabe.settings import Settings
+from shirabe.settings import AnswerSettings, ChatModelSettings, IngestSettings, Settings
 
 from common import CACHE, write_result
 
@@ -99,13 +99,13 @@ def main() -> None:
         results["plain"] = measure(plain, corpus, questions)
     print(f"plain:    ingest {results['plain_ingest_seconds']} s")
 
-    model = {
-        "generator": "llama",
-        "llm_model_path": args.gguf,
-        "llm_threads": args.threads,
-        "enrich_questions": True,
-    }
-    with Shirabe(Settings(home=work / "enriched", **model)) as enriched:
+    model = Settings(
+        home=work / "enriched",
+        ingest=IngestSettings(enrich_questions=True),
+        answering=AnswerSettings(generator="llama"),
+        chat_model=ChatModelSettings(model_path=args.gguf, threads=args.threads),
+    )
+    with Shirabe(model) as enriched:
         seed_embeddings(plain_home, enriched)  # the same vectors: only the writing is timed
         assert enriched.writers.enricher is not None
         before = len(

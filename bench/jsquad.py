@@ -118,7 +118,9 @@ def cached_index(file: Path) -> tuple[Path, list[Question], Settings]:
     corpus = CACHE / "jsquad" / "corpus"
     questions = write_corpus(data, corpus)
     settings = Settings()
-    settings = settings.model_copy(update={"home": CACHE / "jsquad" / f"index-{settings.embedder}"})
+    settings = settings.model_copy(
+        update={"home": CACHE / "jsquad" / f"index-{settings.embedder.name}"}
+    )
     if not settings.home.exists():
         raise SystemExit(f"no index at {settings.home}: run bench/jsquad.py first")
     return corpus, questions, settings
@@ -210,17 +212,17 @@ def open_index(args: argparse.Namespace, corpus: Path) -> tuple[Shirabe, Metered
     embedded index when there is one."""
     work = corpus.parent
     settings = Settings()
-    pooled = "-pooled" if settings.pooled_chunk_vectors else ""
-    home = work / f"index-{settings.embedder}{pooled}"
+    pooled = "-pooled" if settings.ingest.pooled_chunk_vectors else ""
+    home = work / f"index-{settings.embedder.name}{pooled}"
     settings = settings.model_copy(update={"home": home})
     embedded_home = settings.home
     if args.database:
-        settings = settings.model_copy(
-            update={"home": work / "postgres-home", "database_url": args.database}
+        settings = settings.updated(
+            home=work / "postgres-home", store={"database_url": args.database}
         )
     if args.fresh:
         shutil.rmtree(settings.home, ignore_errors=True)
-    embedder = MeteredEmbedder(make_embedder(settings))
+    embedder = MeteredEmbedder(make_embedder(settings.embedder))
     app = Shirabe(settings, embedder=embedder)
     if args.database and (embedded_home / "index.sqlite3").exists():
         seeded = seed_embeddings(embedded_home, app)
@@ -287,19 +289,20 @@ def ask_all(
         query = app.searcher.query(q.text)
         rankings = retriever.rankings(query, CANDIDATES)
         fused = retriever.fuse(rankings, CANDIDATES)
-        hits = hits_for(store, fused[: settings.top_k * 2], rankings)
+        hits = hits_for(store, fused[: settings.retrieval.top_k * 2], rankings)
         t1 = time.perf_counter()
-        answer = generator.generate(query, hits[: settings.top_k])
+        answer = generator.generate(query, hits[: settings.retrieval.top_k])
         t2 = time.perf_counter()
         asked.search.append(t1 - t0)
         asked.ask.append(t2 - t0)
         asked.answer.append(t2 - t1)
         asked.raw.append(rankings)
-        assert len(answer.text) <= settings.answer_max_chars, answer.text
+        assert len(answer.text) <= settings.answering.max_chars, answer.text
         ok = asked.tally.add(answer, q, sources.prefix)
         if without_own:
             kept = [h for h in hits if h.chunk.source.removeprefix(sources.prefix) != q.paragraph]
-            asked.tally.refused_without += generator.generate(query, kept[: settings.top_k]).refused
+            top = kept[: settings.retrieval.top_k]
+            asked.tally.refused_without += generator.generate(query, top).refused
         asked.per_question.append(
             {
                 "id": q.qid,
@@ -357,11 +360,13 @@ def main() -> None:
     ingest = timed_ingest(app, embedder, corpus)
     print(f"ingest: {ingest}")
     status = app.status()
-    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
+    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder.name}")
 
     sources = Sources(app.store, str(corpus.resolve()) + "/")
     asked = ask_all(app, settings, questions, sources, without_own=args.without_own)
-    results = retrieval_results(asked, questions, sources, fusion=settings.fusion, sweep=args.sweep)
+    results = retrieval_results(
+        asked, questions, sources, fusion=settings.retrieval.fusion, sweep=args.sweep
+    )
     answering = asked.tally.figures(len(questions), without_own=args.without_own)
     latency = asked.latency()
     print(f"questions: {len(questions)}")

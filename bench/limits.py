@@ -2,17 +2,16 @@
 
     python bench/limits.py [--bomb-mb 1000] [--genuine-mb 200] [--only NAME ...]
 
-Builds, in a temporary folder, Office files made to exhaust a reader: a docx, an xlsx and a
-pptx zip bomb (a small zip holding one huge, highly compressible XML part that unpacks to just
-under the unzip limit, SHIRABE_MAX_UNZIPPED_BYTES, so that the size check lets it through), a
-docx bomb over that limit (refused before unpacking), and a genuine docx of ``--genuine-mb``
-unpacked (a document.xml of very many different paragraphs). Each file is loaded in a fresh
-child process through the real :class:`shirabe.loaders.worker.TimedLoader` with the default
-settings (the memory ceiling SHIRABE_MAX_LOADER_MEMORY and the time limit
-SHIRABE_LOAD_TIMEOUT), which reads it in its worker process; the child reports the worker's
-peak resident memory (its VmHWM polled from /proc, and its ``ru_maxrss`` once it has exited).
-Prints file size, unpacked size, outcome or reason, time and worker peak RSS per file; results
-also go to bench/results/limits.json.
+Builds, in a temporary folder, Office files made to exhaust a reader: a docx, an xlsx and a pptx zip
+bomb (a small zip holding one huge, highly compressible XML part that unpacks to just under the
+unzip limit, SHIRABE_LIMITS__MAX_UNZIPPED_BYTES, so that the size check lets it through), a docx
+bomb over that limit (refused before unpacking), and a genuine docx of ``--genuine-mb`` unpacked (a
+document.xml of very many different paragraphs). Each file is loaded in a fresh child process
+through the real :class:`shirabe.loaders.worker.TimedLoader` with the default settings (the memory
+ceiling SHIRABE_LIMITS__MAX_LOADER_MEMORY and the time limit SHIRABE_LIMITS__LOAD_TIMEOUT), which
+reads it in its worker process; the child reports the worker's peak resident memory (its VmHWM
+polled from /proc, and its ``ru_maxrss`` once it has exited). Prints file size, unpacked size,
+outcome or reason, time and worker peak RSS per file; results also go to bench/results/limits.json.
 """
 
 from __future__ import annotations
@@ -186,14 +185,14 @@ def measure_one(path: Path) -> dict[str, Any]:
     from shirabe.loaders.worker import TimedLoader
     from shirabe.settings import Settings
 
-    settings = Settings()
+    limits = Settings().limits
     options = LoadOptions(
-        max_unzipped_bytes=settings.max_unzipped_bytes,
-        max_loader_memory=settings.max_loader_memory,
+        max_unzipped_bytes=limits.max_unzipped_bytes,
+        max_loader_memory=limits.max_loader_memory,
     )
-    result: dict[str, Any] = {"ceiling_bytes": settings.max_loader_memory}
+    result: dict[str, Any] = {"ceiling_bytes": limits.max_loader_memory}
     started = time.perf_counter()
-    with PeakWatcher() as watcher, TimedLoader(options, settings.load_timeout) as loader:
+    with PeakWatcher() as watcher, TimedLoader(options, limits.load_timeout) as loader:
         try:
             document = loader.load(path)
         except LoadError as exc:
@@ -235,8 +234,8 @@ def main() -> None:
         return
     from shirabe.settings import Settings
 
-    settings = Settings()
-    unzip_limit = settings.max_unzipped_bytes
+    limits = Settings().limits
+    unzip_limit = limits.max_unzipped_bytes
     bomb = args.bomb_mb * MB if args.bomb_mb else unzip_limit - 16 * 1024 * 1024
     rows = []
     with tempfile.TemporaryDirectory(prefix="shirabe-limits-") as tmp:
@@ -248,9 +247,9 @@ def main() -> None:
             result |= {"unpacked_bytes": unpacked} | run_child(path)
             rows.append(result)
             print(format_row(result), flush=True)
-    ceiling = settings.max_loader_memory
-    print(f"ceiling (SHIRABE_MAX_LOADER_MEMORY): {ceiling:,} bytes; "
-          f"unzip limit (SHIRABE_MAX_UNZIPPED_BYTES): {unzip_limit:,} bytes")  # fmt: skip
+    ceiling = limits.max_loader_memory
+    print(f"ceiling (SHIRABE_LIMITS__MAX_LOADER_MEMORY): {ceiling:,} bytes; "
+          f"unzip limit (SHIRABE_LIMITS__MAX_UNZIPPED_BYTES): {unzip_limit:,} bytes")  # fmt: skip
     peaks = [int(r.get("worker_peak_rss_bytes", 0)) for r in rows]
     print("every worker peak under the ceiling:", all(p < (ceiling or 1 << 62) for p in peaks))
     write_result("limits", {"ceiling_bytes": ceiling, "files": rows})

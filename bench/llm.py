@@ -107,7 +107,7 @@ def run(
     """Retrieve once per question, answer with every generator, tally the answers."""
     tallies = {name: Tally() for name in generators}
     rows: list[dict[str, Any]] = []
-    top_k = app.settings.top_k
+    top_k = app.settings.retrieval.top_k
     for i, q in enumerate(sample, 1):
         t0 = time.perf_counter()
         query = app.searcher.query(q.text)
@@ -190,30 +190,27 @@ def main() -> None:
 
     app = Shirabe(settings)
     status = app.status()
-    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder}")
+    print(f"index: {status.files} files, {status.chunks} chunks, {settings.embedder.name}")
 
-    common = {
-        "llm_max_tokens": args.max_tokens,
-        "llm_timeout": args.timeout,
-        "llm_context_tokens": args.context_tokens,
-    }
+    common = {"max_tokens": args.max_tokens, "timeout": args.timeout}
     if args.base_url:
         label = f"{args.model or 'first model'} at {args.base_url}"
-        llm = {"generator": "openai", "llm_base_url": args.base_url, "llm_model": args.model}
+        generator = "openai"
+        llm: dict[str, Any] = {"base_url": args.base_url, "model": args.model}
     else:
         gguf = args.gguf or default_gguf()
         label = f"{gguf.name} (llama.cpp in-process, {args.threads} threads, n_ctx {args.n_ctx})"
-        llm = {
-            "generator": "llama",
-            "llm_model_path": gguf,
-            "llm_n_ctx": args.n_ctx,
-            "llm_threads": args.threads,
-            "llm_retries": 0,
-        }
-    llm_settings = settings.model_copy(update={**common, **llm})
+        generator = "llama"
+        llm = {"model_path": gguf, "n_ctx": args.n_ctx, "threads": args.threads, "retries": 0}
+    llm_settings = settings.updated(
+        answering={"generator": generator, "context_tokens": args.context_tokens},
+        chat_model={**common, **llm},
+    )
     generators = {
         "extractive": app.generator,
-        "llm": make_generator(llm_settings, app.store, app.embedder),
+        "llm": make_generator(
+            llm_settings.answering, llm_settings.chat_model, app.store, app.embedder
+        ),
     }
     started = time.perf_counter()
     tallies, rows = run(app, generators, sample, progress=args.progress)

@@ -36,7 +36,7 @@ from typing import Any
 from jsquad import DEFAULT_FILE, cached_index, retrieval_metrics
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings, IngestSettings, Settings
 
 from common import CACHE, ROOT, percentile, write_sizes
 from scale import QUERIES, RandomPassages, sentences_and_questions, write_corpus
@@ -117,7 +117,7 @@ def quality(python: str) -> dict[str, Any]:
 def speed(python: str, size: int) -> dict[str, Any]:
     """Both stacks on ``size`` synthetic chunks with random passage vectors; a fresh model
     for each size, so that no question's vector comes from an earlier size's cache."""
-    model = make_embedder(Settings())
+    model = make_embedder(EmbedderSettings())
     sentences, all_questions = sentences_and_questions()
     questions = random.Random(11).sample(all_questions, QUERIES)
     work = CACHE / f"peers-{size}"
@@ -125,7 +125,7 @@ def speed(python: str, size: int) -> dict[str, Any]:
     home = work / "home"
     shutil.rmtree(home, ignore_errors=True)
     embedder = RandomPassages(model)
-    settings = Settings(home=home, section_summaries=False)
+    settings = Settings(home=home, ingest=IngestSettings(section_summaries=False))
     with Shirabe(settings, embedder=embedder) as app:
         started = time.perf_counter()
         app.ingest([work / "corpus"])

@@ -39,7 +39,7 @@ import psycopg
 
 from shirabe.engine import Shirabe
 from shirabe.records import Filters
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings, StoreSettings
 from shirabe.stores.postgres.schema import temporary_database
 from shirabe.stores.postgres.store import PostgresStore
 
@@ -94,7 +94,9 @@ def build(server: str, size: int) -> str:
     access = write_access_map(work / "access.yaml")
     with temporary_database(server, "shirabe_ext", keep=True) as url:
         settings = Settings(
-            home=work / "home", database_url=url, section_summaries=False, access_map=access
+            home=work / "home",
+            store=StoreSettings(database_url=url),
+            ingest=IngestSettings(section_summaries=False, access_map=access),
         )
         shutil.rmtree(settings.home, ignore_errors=True)
         app = Shirabe(settings, embedder=bench_embedder("means", sentences))
@@ -271,9 +273,10 @@ def main() -> None:
     work = CACHE / f"pg-extensions-{args.size}"
     settings = Settings(
         home=work / "home",
-        database_url=url,
-        section_summaries=False,
-        access_map=write_access_map(work / "access.yaml"),
+        store=StoreSettings(database_url=url),
+        ingest=IngestSettings(
+            section_summaries=False, access_map=write_access_map(work / "access.yaml")
+        ),
     )
     app = Shirabe(settings, embedder=bench_embedder("means", sentences))
     store = app.store

@@ -13,7 +13,7 @@ have real neighbourhoods (means of the model's sentence vectors, see bench/scale
 ``--embedder use`` with the Universal Sentence Encoder's. Recall@10 compares the HNSW answer of
 the dense search with the exact top 10 computed here in NumPy over every stored vector, at
 several ``ef_search`` values, for the first 300 questions and for a random 300 (the first ones
-come from few articles). ``SHIRABE_HNSW_EF_SEARCH`` sets the value the timed searches use.
+come from few articles). ``SHIRABE_STORE__HNSW_EF_SEARCH`` sets the value the timed searches use.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import psycopg
 
 from shirabe.embedders.protocol import Embedder, Vector
 from shirabe.engine import Shirabe
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings, StoreSettings
 from shirabe.stores.postgres.schema import temporary_database
 from shirabe.stores.postgres.store import PostgresStore
 
@@ -96,7 +96,9 @@ def run(
     access = write_access_map(work / "access.yaml")
     with temporary_database(server, "shirabe_bench", keep=keep) as url:
         settings = Settings(
-            home=work / "home", database_url=url, section_summaries=False, access_map=access
+            home=work / "home",
+            store=StoreSettings(database_url=url),
+            ingest=IngestSettings(section_summaries=False, access_map=access),
         )
         shutil.rmtree(settings.home, ignore_errors=True)
         app = Shirabe(settings, embedder=embedder)

@@ -26,7 +26,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from shirabe.engine import Shirabe
 from shirabe.retrieval.query import Query
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings, StoreSettings
 from shirabe.stores.postgres.schema import temporary_database
 
 from common import CACHE, percentile, write_result
@@ -90,7 +90,12 @@ def main() -> None:
         home = work / "home"
         shutil.rmtree(home, ignore_errors=True)
         writer = Shirabe(
-            Settings(home=home, database_url=primary, section_summaries=False), embedder=embedder
+            Settings(
+                home=home,
+                store=StoreSettings(database_url=primary),
+                ingest=IngestSettings(section_summaries=False),
+            ),
+            embedder=embedder,
         )
         t0 = time.perf_counter()
         writer.ingest([corpus])
@@ -98,7 +103,9 @@ def main() -> None:
         writer.store.optimize()
         reader = Shirabe(
             Settings(
-                home=home, database_url=primary, database_read_url=replica, section_summaries=False
+                home=home,
+                store=StoreSettings(database_url=primary, database_read_url=replica),
+                ingest=IngestSettings(section_summaries=False),
             ),
             embedder=embedder,
         )

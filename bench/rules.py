@@ -70,7 +70,7 @@ def main() -> None:
             hits = hits_for(app.store, fused, rankings)
             if without is not None:  # the question's own paragraph left out
                 hits = [h for h in hits if h.chunk.source.removeprefix(prefix) != without]
-            hits = hits[: settings.top_k]
+            hits = hits[: settings.retrieval.top_k]
             candidates = extractive.candidates(query, hits)
             if not candidates:
                 return

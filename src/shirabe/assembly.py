@@ -96,7 +96,7 @@ class Assembly:
     @cached_property
     def backend(self) -> Backend:
         """The kind of store the settings choose (embedded or PostgreSQL, or a plugin's)."""
-        return make_backend(self.settings)
+        return make_backend(self.settings.store, self.settings.home)
 
     @cached_property
     def store(self) -> Store:
@@ -104,23 +104,23 @@ class Assembly:
 
     @cached_property
     def embedder(self) -> Embedder:
-        return make_embedder(self.settings)
+        return make_embedder(self.settings.embedder)
 
     @cached_property
     def tokenizer(self) -> Tokenizer:
-        return make_tokenizer(self.settings)
+        return make_tokenizer(self.settings.tokenizer)
 
     @cached_property
     def chunker(self) -> Chunker:
-        return make_chunker(self.settings)
+        return make_chunker(self.settings.ingest)
 
     @cached_property
     def retriever(self) -> Retriever:
-        return make_retriever(self.settings, self.store, self.embedder)
+        return make_retriever(self.settings.retrieval, self.store, self.embedder)
 
     @cached_property
     def synonyms(self) -> Synonyms:
-        path = self.settings.synonyms
+        path = self.settings.retrieval.synonyms
         return load_synonyms(path) if path is not None else Synonyms()
 
     @cached_property
@@ -131,15 +131,18 @@ class Assembly:
     @cached_property
     def conversations(self) -> Conversations:
         """Conversations and feedback, per owner, kept with the accounts."""
-        return Conversations(self.accounts.database, max_turns=self.settings.max_conversation_turns)
+        turns = self.settings.server.max_conversation_turns
+        return Conversations(self.accounts.database, max_turns=turns)
 
     @cached_property
     def access(self) -> AccessMap:
-        return load_access_map(self.settings.access_map, self.settings.default_groups)
+        ingest = self.settings.ingest
+        return load_access_map(ingest.access_map, ingest.default_groups)
 
     @cached_property
     def generator(self) -> Generator:
-        return self._opened(make_generator(self.settings, self.store, self.embedder))
+        s = self.settings
+        return self._opened(make_generator(s.answering, s.chat_model, self.store, self.embedder))
 
     @cached_property
     def understanding(self) -> Understanding:
@@ -151,7 +154,7 @@ class Assembly:
     @cached_property
     def searcher(self) -> Searcher:
         return Searcher(
-            self.settings,
+            self.settings.retrieval,
             tokenizer=self.tokenizer,
             embedder=self.embedder,
             retriever=self.retriever,
@@ -165,7 +168,7 @@ class Assembly:
         return Planner(
             chat_model=lambda: self.generator.chat_model,
             understanding=lambda: self.understanding,
-            decompose=self.settings.decompose,
+            decompose=self.settings.retrieval.decompose,
             search=lambda term, filters: self.searcher.retrieve(term, NAMED_DEPTH, filters).hits,
         )
 
@@ -186,7 +189,7 @@ class Assembly:
     @cached_property
     def root(self) -> DocumentRoot:
         """The document root (recorded at the first ingest) and the uploads area."""
-        uploads = (self.settings.uploads or self.settings.home / "uploads").resolve()
+        uploads = (self.settings.server.uploads or self.settings.home / "uploads").resolve()
         return DocumentRoot(self.accounts, uploads)
 
     @property

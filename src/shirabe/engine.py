@@ -109,7 +109,7 @@ class Shirabe(Assembly):
         """Ranked passages for a query, each with the per-retriever evidence."""
         self.check_question(text)
         self._bind().refresh(wait=False)
-        return self.searcher.retrieve(text, k or self.settings.top_k, filters).hits
+        return self.searcher.retrieve(text, k or self.settings.retrieval.top_k, filters).hits
 
     def ask(
         self,
@@ -153,7 +153,7 @@ class Shirabe(Assembly):
     ) -> Answer:
         """Retrieve, then answer ``question``; ``said`` is the conversation it was asked in."""
         started = time.perf_counter()
-        found = self.searcher.retrieve(question, k or self.settings.top_k, filters)
+        found = self.searcher.retrieve(question, k or self.settings.retrieval.top_k, filters)
         found.query.conversation = tuple(said)
         retrieved = time.perf_counter()
         answer = self.answerer.answer(found.query, found.hits)
@@ -195,7 +195,7 @@ class Shirabe(Assembly):
             yield from answer_events(self._asked(plan, k, filters))
             return
         started = time.perf_counter()
-        found = self.searcher.retrieve(plan.asked, k or self.settings.top_k, filters)
+        found = self.searcher.retrieve(plan.asked, k or self.settings.retrieval.top_k, filters)
         found.query.conversation = plan.conversation
         retrieved = time.perf_counter() - started
         if isinstance(generator, StreamingGenerator):

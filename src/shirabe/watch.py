@@ -70,9 +70,9 @@ class Watcher:
         self._shirabe = shirabe
         self._folders = [f.resolve() for f in folders]
         settings = shirabe.settings
-        self._debounce_ms = settings.watch_debounce_ms
-        self._rescan = settings.watch_rescan_seconds
-        self._polling = settings.watch_polling
+        self._debounce_ms = settings.ingest.watch_debounce_ms
+        self._rescan = settings.ingest.watch_rescan_seconds
+        self._polling = settings.ingest.watch_polling
         self._on_report = on_report or (lambda _report, _why: None)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

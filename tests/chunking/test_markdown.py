@@ -11,7 +11,7 @@ from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.markdown import MarkdownChunker, parse_blocks, summary_texts
 from shirabe.chunking.protocol import Chunker
 from shirabe.records import Chunk, Document, Part
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings
 from shirabe.text.markdown import escape_line, starts_structure
 
 NESTED = """前書き。
@@ -332,7 +332,7 @@ def test_the_settings_shape_the_chunks() -> None:
     rules = f"# 休暇規程\n\n## 申請\n{a}{b}{c}{d}\n\n## 承認\n{e}\n"
     document = Document("docs/休暇規程.md", [Part(rules)])
 
-    def chunks_with(settings: Settings) -> list[tuple[tuple[str, ...], str, bool]]:
+    def chunks_with(settings: IngestSettings) -> list[tuple[tuple[str, ...], str, bool]]:
         chunker: Chunker = make_chunker(settings)
         return table(chunker.chunk(document))
 
@@ -346,23 +346,26 @@ def test_the_settings_shape_the_chunks() -> None:
     def section(text: str) -> tuple[tuple[str, ...], str, bool]:
         return (("休暇規程", "申請"), text, False)
 
-    assert chunks_with(Settings()) == [section(a + b + c + d), approve, summary]
+    assert chunks_with(IngestSettings()) == [section(a + b + c + d), approve, summary]
     # smaller chunks: more of them, each within the size, cut between sentences
-    assert chunks_with(Settings(chunk_size=50)) == [
+    assert chunks_with(IngestSettings(chunk_size=50)) == [
         section(a + b),
         section(c + d),
         approve,
         summary,
     ]
     # overlap: the next chunk repeats the last sentence that fits in it
-    assert chunks_with(Settings(chunk_size=50, chunk_overlap=20)) == [
+    assert chunks_with(IngestSettings(chunk_size=50, chunk_overlap=20)) == [
         section(a + b),
         section(b + c + d),
         approve,
         summary,
     ]
     # no summaries: the same ordinary chunks, nothing else
-    assert chunks_with(Settings(section_summaries=False)) == [section(a + b + c + d), approve]
+    assert chunks_with(IngestSettings(section_summaries=False)) == [
+        section(a + b + c + d),
+        approve,
+    ]
 
 
 @pytest.mark.parametrize(("size", "overlap"), [(0, 0), (10, -1)])

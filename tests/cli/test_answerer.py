@@ -58,7 +58,7 @@ def test_train_writes_a_model_that_answers(tmp_path: Path) -> None:
     result = runner.invoke(
         app,
         ["ask", "有給休暇の申請方法は？", "--index", index, "--json"],
-        env={"SHIRABE_ANSWER_MODEL": str(model), "SHIRABE_ANSWER_THRESHOLD": "0"},
+        env={"SHIRABE_ANSWERING__MODEL": str(model), "SHIRABE_ANSWERING__THRESHOLD": "0"},
     )
     assert result.exit_code == 0, result.stderr
     answer = json.loads(result.stdout)
@@ -77,7 +77,9 @@ def test_a_model_for_other_features_is_refused_when_answering(tmp_path: Path) ->
     spec = leaf_spec(list(LINE_FEATURES[:-1]), list(QUESTION_FEATURES))
     old.write_text(json.dumps(spec), encoding="utf-8")
     result = runner.invoke(
-        app, ["ask", "申請はいつまで？", "--index", index], env={"SHIRABE_ANSWER_MODEL": str(old)}
+        app,
+        ["ask", "申請はいつまで？", "--index", index],
+        env={"SHIRABE_ANSWERING__MODEL": str(old)},
     )
     assert result.exit_code != 0
     assert "old.json" in result.stderr and "answerer train" in result.stderr

@@ -132,7 +132,7 @@ def test_stream_and_model_server_errors(docs: Path, tmp_path: Path) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    env = {"SHIRABE_LLM_RETRIES": "0", "SHIRABE_LLM_MODEL": "any"}
+    env = {"SHIRABE_CHAT_MODEL__RETRIES": "0", "SHIRABE_CHAT_MODEL__MODEL": "any"}
     for extra in ([], ["--stream"]):
         args = ["ask", question, "--index", index, "--llm-base-url", url, *extra]
         result = runner.invoke(app, args, env=env)

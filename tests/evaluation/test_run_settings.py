@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from shirabe.evaluation.run import run_settings
-from shirabe.settings import Settings
+from shirabe.settings import AnswerSettings, ChatModelSettings, Settings
 
 
 def shown(settings: Settings, model: str) -> dict[str, Any]:
@@ -21,12 +21,13 @@ def test_extractive_answers_name_no_model_settings() -> None:
 
 def test_a_models_settings_are_kept_without_its_key_or_address() -> None:
     settings = Settings(
-        generator="llama",
-        llm_model_path=Path("/models/qwen-1.5b-q4km.gguf"),
-        llm_context_tokens=1000,
-        llm_max_tokens=160,
-        llm_threads=2,
-        llm_base_url="http://user:secret@127.0.0.1:1234/v1",
+        answering=AnswerSettings(generator="llama", context_tokens=1000),
+        chat_model=ChatModelSettings(
+            model_path=Path("/models/qwen-1.5b-q4km.gguf"),
+            max_tokens=160,
+            threads=2,
+            base_url="http://user:secret@127.0.0.1:1234/v1",
+        ),
     )
     kept = shown(settings, "llama:qwen-1.5b-q4km")
     assert kept["model"] == "llama:qwen-1.5b-q4km"

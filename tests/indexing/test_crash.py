@@ -41,7 +41,7 @@ def make_corpus(folder: Path, version: int) -> None:
 
 
 def _command(docs: Path, home: Path) -> tuple[list[str], dict[str, str]]:
-    env = {**os.environ, "SHIRABE_HOME": str(home), "SHIRABE_REFRESH_EVERY_FILES": "2"}
+    env = {**os.environ, "SHIRABE_HOME": str(home), "SHIRABE_INGEST__REFRESH_EVERY_FILES": "2"}
     return [sys.executable, "-m", "shirabe", "ingest", str(docs), "--json"], env
 
 

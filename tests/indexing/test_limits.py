@@ -15,7 +15,7 @@ import pytest
 
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
-from shirabe.settings import Settings
+from shirabe.settings import LimitSettings, Settings
 
 from tests.support import installed
 
@@ -37,7 +37,11 @@ def test_a_file_over_the_size_limit_is_reported(tmp_path: Path, embedder: Metere
     docs.mkdir()
     (docs / "good.md").write_text(GOOD, encoding="utf-8")
     (docs / "big.txt").write_text("あ" * 400_000, encoding="utf-8")  # 1.2 MB
-    reasons = _reasons(Settings(home=tmp_path / "index", max_file_bytes=1_000_000), embedder, docs)
+    reasons = _reasons(
+        Settings(home=tmp_path / "index", limits=LimitSettings(max_file_bytes=1_000_000)),
+        embedder,
+        docs,
+    )
     assert "file too large" in reasons["big.txt"]
     assert "1,000,000" in reasons["big.txt"]
 
@@ -55,7 +59,9 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(
         archive.writestr("word/media/padding.bin", b"\0" * 64_000_000)
     assert bomb.stat().st_size < 1_000_000
     reasons = _reasons(
-        Settings(home=tmp_path / "index", max_unzipped_bytes=10_000_000), embedder, docs
+        Settings(home=tmp_path / "index", limits=LimitSettings(max_unzipped_bytes=10_000_000)),
+        embedder,
+        docs,
     )
     assert "zip bomb" in reasons["bomb.docx"]
 
@@ -90,5 +96,7 @@ def test_a_file_that_never_progresses_is_stopped(
     (docs / "good.md").write_text(GOOD, encoding="utf-8")
     # read first: the file after it loads in the worker started in place of the stopped one
     (docs / "a-stuck.hang").write_text("中身は読まれない。", encoding="utf-8")
-    reasons = _reasons(Settings(home=tmp_path / "index", load_timeout=1.0), embedder, docs)
+    reasons = _reasons(
+        Settings(home=tmp_path / "index", limits=LimitSettings(load_timeout=1.0)), embedder, docs
+    )
     assert reasons == {"a-stuck.hang": "no progress for 1 s while reading (time limit)"}

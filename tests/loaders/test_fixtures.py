@@ -88,7 +88,7 @@ def _cli(args: list[str], env: dict[str, str], exit_code: int = 0) -> Any:
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     shared(FIXTURES)
     home = str(tmp_path_factory.mktemp("fixtures") / "index")
-    env = {"SHIRABE_EMBEDDER": "use", "SHIRABE_PASSWORDS": json.dumps(PASSWORDS)}
+    env = {"SHIRABE_EMBEDDER__NAME": "use", "SHIRABE_INGEST__PASSWORDS": json.dumps(PASSWORDS)}
     report = _cli(["ingest", str(FIXTURES), "--index", home], env, exit_code=1)  # some fail
     assert report["files"], report
     yield home, env

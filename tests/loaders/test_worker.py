@@ -325,7 +325,7 @@ def test_a_file_that_runs_out_of_memory_is_reported_with_the_ceiling(
     with pytest.raises(LoadError) as info:
         loader.load(Path("docs/huge.docx"))
     assert info.value.reason == (
-        "needs more than 300 MiB of memory while reading (limit SHIRABE_MAX_LOADER_MEMORY)"
+        "needs more than 300 MiB of memory while reading (limit SHIRABE_LIMITS__MAX_LOADER_MEMORY)"
     )
 
 

@@ -1,4 +1,4 @@
-"""The memory ceiling of the reader process (SHIRABE_MAX_LOADER_MEMORY), on real processes.
+"""The memory ceiling of the reader process (SHIRABE_LIMITS__MAX_LOADER_MEMORY), on real processes.
 
 A file that needs more memory than the ceiling allows is reported with a clear reason and the
 next file is read by a fresh reader; the ceiling holds without a time limit too. The ceiling is
@@ -17,7 +17,7 @@ from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.engine import Shirabe
 from shirabe.loaders.protocol import LoadError, LoadOptions
 from shirabe.loaders.worker import TimedLoader, memory_reason
-from shirabe.settings import Settings
+from shirabe.settings import LimitSettings, Settings
 
 from tests.support import installed
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 MIB = 1024 * 1024
 CEILING = 300 * MIB
-REASON = "needs more than 300 MiB of memory while reading (limit SHIRABE_MAX_LOADER_MEMORY)"
+REASON = "needs more than 300 MiB of memory while reading (limit SHIRABE_LIMITS__MAX_LOADER_MEMORY)"
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
@@ -151,7 +151,9 @@ def test_the_setting_reaches_the_reader_in_an_ingest(
     docs.mkdir()
     huge_docx.rename(docs / "a-huge.docx")  # read first: the next file needs a fresh reader
     fine.rename(docs / "good.md")
-    settings = Settings(home=tmp_path / "index", max_loader_memory=CEILING, load_timeout=None)
+    settings = Settings(
+        home=tmp_path / "index", limits=LimitSettings(max_loader_memory=CEILING, load_timeout=None)
+    )
     with Shirabe(settings, embedder=embedder) as app:
         report = app.ingest([docs])
     outcomes = {Path(f.path).name: (f.outcome, f.reason) for f in report.files}

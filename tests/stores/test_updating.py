@@ -129,7 +129,7 @@ def _two_ingests(tmp_path: Path, env: dict[str, str]) -> list[dict[str, object]]
     docs = tmp_path / "sample_docs"
     shutil.copytree(SAMPLE_DOCS, docs)
     with hashed_embedder(tmp_path / "site") as site:
-        env = {**os.environ, **env, "PYTHONPATH": str(site), "SHIRABE_EMBEDDER": NAME}
+        env = {**os.environ, **env, "PYTHONPATH": str(site), "SHIRABE_EMBEDDER__NAME": NAME}
         command = [sys.executable, "-m", "shirabe", "ingest", "--json", str(docs)]
         runs = [
             subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -164,7 +164,9 @@ def _check(reports: list[dict[str, object]], store: Store) -> None:
 @pytest.mark.slow
 def test_two_ingests_started_together_on_a_new_embedded_index(tmp_path: Path) -> None:
     home = tmp_path / "index"
-    reports = _two_ingests(tmp_path, {"SHIRABE_HOME": str(home), "SHIRABE_STORE": "embedded"})
+    reports = _two_ingests(
+        tmp_path, {"SHIRABE_HOME": str(home), "SHIRABE_STORE__BACKEND": "embedded"}
+    )
     store = EmbeddedStore(home)
     try:
         _check(reports, store)
@@ -175,7 +177,7 @@ def test_two_ingests_started_together_on_a_new_embedded_index(tmp_path: Path) ->
 @pytest.mark.slow
 @pytest.mark.postgres
 def test_two_ingests_started_together_on_a_new_database(tmp_path: Path, database_url: str) -> None:
-    env = {"SHIRABE_HOME": str(tmp_path / "home"), "SHIRABE_DATABASE_URL": database_url}
+    env = {"SHIRABE_HOME": str(tmp_path / "home"), "SHIRABE_STORE__DATABASE_URL": database_url}
     reports = _two_ingests(tmp_path, env)
     store = PostgresStore(database_url)
     try:

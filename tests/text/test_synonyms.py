@@ -115,7 +115,7 @@ def test_a_name_in_the_question_restricts_retrieval(
         # without the file: both products' specs compete for the alias-only question
         assert "AQ-500_仕様.md" in _sources(app, "AQ300の給水タンクの容量は？")
 
-    tagged = plain.model_copy(update={"synonyms": synonyms})
+    tagged = plain.updated(retrieval={"synonyms": synonyms})
     with Shirabe(tagged, embedder=e5) as app:
         report = app.ingest([docs])  # the new synonyms re-tag every file, once
         assert report.count("updated") == 5 and report.failures == []
@@ -130,7 +130,7 @@ def test_a_name_in_the_question_restricts_retrieval(
         assert _sources(app, "AQ500のフィルターの交換時期は？") == {"AQ-500_仕様.md"}
         # questions naming nothing from the file search everything
         assert len(_sources(app, "フィルターの交換時期は？")) >= 2
-    off = tagged.model_copy(update={"entity_filters": False})
+    off = tagged.updated(retrieval={"entity_filters": False})
     with Shirabe(off, embedder=e5) as app:
         assert "AQ-500_仕様.md" in _sources(app, "AQ300の給水タンクの容量は？")
 

@@ -14,7 +14,7 @@ from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.indexing.passages import chunk_terms
 from shirabe.records import Chunk
 from shirabe.retrieval.query import Query
-from shirabe.settings import Settings
+from shirabe.settings import TokenizerSettings
 from shirabe.text.normalize import normalize
 from shirabe.tokenizers.protocol import Tokenizer
 from shirabe.tokenizers.registry import make_tokenizer
@@ -488,7 +488,7 @@ class NoVectors:
 
 
 def query_and_passage_terms(
-    settings: Settings, question: str, passage: Chunk
+    settings: TokenizerSettings, question: str, passage: Chunk
 ) -> tuple[list[str], list[str]]:
     """A question's terms as a search makes them and a passage's as an ingest indexes them,
     with the tokenizer the settings name."""
@@ -537,7 +537,7 @@ def test_a_question_finds_its_words_in_a_passage_written_differently(
     """Width, long vowels, okurigana and inflection differ between question and passage; the
     words still meet in the index. Only the question's own extra words are left over."""
     passage = Chunk(text=text, source="docs/a.md", heading_path=(heading,) if heading else ())
-    settings = Settings(sudachi_mode="C", bigrams=False)
+    settings = TokenizerSettings(sudachi_mode="C", bigrams=False)
     question_terms, passage_terms = query_and_passage_terms(settings, question, passage)
     assert sorted(set(question_terms) - set(passage_terms)) == sorted(unmatched)
 
@@ -546,10 +546,12 @@ def test_bigrams_bridge_a_compound_the_passage_writes_apart() -> None:
     """Mode C reads 変更方法 as one word; a passage saying 変更する方法 still shares its
     bigrams, and only through them."""
     passage = Chunk(text="パスワードを変更する方法", source="docs/a.md")
-    words = query_and_passage_terms(Settings(sudachi_mode="C", bigrams=False), "変更方法", passage)
+    words = query_and_passage_terms(
+        TokenizerSettings(sudachi_mode="C", bigrams=False), "変更方法", passage
+    )
     assert words == (["変更方法"], ["パスワード", "変更", "為る", "方法"])
     question_terms, passage_terms = query_and_passage_terms(
-        Settings(sudachi_mode="C", bigrams=True), "変更方法", passage
+        TokenizerSettings(sudachi_mode="C", bigrams=True), "変更方法", passage
     )
     assert question_terms == ["変更方法", "~変更", "~更方", "~方法"]
     assert sorted(set(question_terms) & set(passage_terms)) == ["~変更", "~方法"]
@@ -594,7 +596,7 @@ def test_signature_tracks_options() -> None:
 
 
 def test_make_tokenizer_follows_settings() -> None:
-    tokenizer: Tokenizer = make_tokenizer(Settings(sudachi_mode="A", bigrams=False))
+    tokenizer: Tokenizer = make_tokenizer(TokenizerSettings(sudachi_mode="A", bigrams=False))
     assert isinstance(tokenizer, SudachiTokenizer)
     assert tokenizer.mode == "A"
     assert not tokenizer.bigrams

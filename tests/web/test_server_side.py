@@ -72,7 +72,7 @@ def test_stop_on_the_page_stops_the_model_on_the_server(
     settings = {
         "SHIRABE_REFUSAL_THRESHOLD": "0",
         "SHIRABE_REFUSAL_UNKNOWN_THRESHOLD": "0",
-        "SHIRABE_LLM_RETRIES": "0",
+        "SHIRABE_CHAT_MODEL__RETRIES": "0",
     }
     port = free_port()
     with (

@@ -136,7 +136,7 @@ class Conversations:
         if found.turns >= self.max_turns:
             raise ConversationError(
                 f"conversation {ident!r} has {found.turns} turns, the most kept "
-                "(SHIRABE_MAX_CONVERSATION_TURNS): start a new one"
+                "(SHIRABE_SERVER__MAX_CONVERSATION_TURNS): start a new one"
             )
         now = _now()
         self._db.change(

@@ -1,5 +1,6 @@
 """Chooses how answers are written, among the ``shirabe.generators`` entry points and the
-chat models of ``shirabe.chat_models``."""
+chat models of ``shirabe.chat_models``. A generator's factory is given the ``answering``
+section of the settings."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from shirabe.llm.protocol import ChatModel
 from shirabe.llm.registry import make_chat_model
 from shirabe.plugins import Registry
 from shirabe.records import Chunk
-from shirabe.settings import Settings
+from shirabe.settings import AnswerSettings, ChatModelSettings
 from shirabe.stores.protocol import Store
 
 
@@ -37,41 +38,44 @@ def store_neighbours(store: Store) -> Neighbours:
     return neighbours
 
 
-GeneratorFactory = Callable[[Settings, Store, Embedder], Generator]
+GeneratorFactory = Callable[[AnswerSettings, Store, Embedder], Generator]
 GENERATORS: Registry[GeneratorFactory] = Registry("generators")
 
 
-def make_generator(settings: Settings, store: Store, embedder: Embedder) -> Generator:
-    """The answer writer ``settings.generator`` names: a generator of the
+def make_generator(
+    options: AnswerSettings, chat_model: ChatModelSettings, store: Store, embedder: Embedder
+) -> Generator:
+    """The answer writer ``options.generator`` names: a generator of the
     ``shirabe.generators`` family, or a chat model of ``shirabe.chat_models`` (``openai``,
-    ``azure``, ``llama``), which then writes the answers the extractive stage lets through."""
-    if settings.generator not in GENERATORS.names():
-        model = make_chat_model(settings)
+    ``azure``, ``llama``, made from ``chat_model``), which then writes the answers the
+    extractive stage lets through."""
+    if options.generator not in GENERATORS.names():
+        model = make_chat_model(options.generator, chat_model)
         if model is not None:
-            return chat(settings, store, embedder, model)
-    return GENERATORS.load(settings.generator)(settings, store, embedder)
+            return chat(options, store, embedder, model)
+    return GENERATORS.load(options.generator)(options, store, embedder)
 
 
-def extractive(settings: Settings, store: Store, embedder: Embedder) -> ExtractiveGenerator:
+def extractive(options: AnswerSettings, store: Store, embedder: Embedder) -> ExtractiveGenerator:
     """Quoted sentences with citations, or a refusal when the evidence is too weak (the
     ``extractive`` entry point, and the gate of every chat model)."""
     return ExtractiveGenerator(
         store=store,
         embedder_name=embedder.name,
-        max_chars=settings.answer_max_chars,
-        model=load_model(settings.answer_model),
-        answer_threshold=settings.answer_threshold,
+        max_chars=options.max_chars,
+        model=load_model(options.model),
+        answer_threshold=options.threshold,
     )
 
 
-def chat(settings: Settings, store: Store, embedder: Embedder, model: ChatModel) -> Generator:
+def chat(options: AnswerSettings, store: Store, embedder: Embedder, model: ChatModel) -> Generator:
     """``model`` gated by the extractive answerer's refusal test, which also answers when the
     model's reply does not hold up."""
-    gate = extractive(settings, store, embedder)
+    gate = extractive(options, store, embedder)
     return LLMGenerator(
         model,
         gate=gate,
         fallback=gate,
-        context_tokens=settings.llm_context_tokens,
-        neighbours=store_neighbours(store) if settings.llm_neighbours else None,
+        context_tokens=options.context_tokens,
+        neighbours=store_neighbours(store) if options.neighbours else None,
     )

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from shirabe.chunking.markdown import MarkdownChunker
 from shirabe.chunking.protocol import Chunker
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings
 
 
-def make_chunker(settings: Settings) -> Chunker:
+def make_chunker(options: IngestSettings) -> Chunker:
     return MarkdownChunker(
-        size=settings.chunk_size,
-        overlap=settings.chunk_overlap,
-        summaries=settings.section_summaries,
+        size=options.chunk_size,
+        overlap=options.chunk_overlap,
+        summaries=options.section_summaries,
     )

@@ -94,7 +94,7 @@ def tokens_create(
     """Create an API token; it is printed once and cannot be shown again."""
     with errors():
         settings = make_settings(index=index)
-        lifetime = token_lifetime(expires, settings.token_lifetime)
+        lifetime = token_lifetime(expires, settings.server.token_lifetime)
         with opened(settings, indexed=False) as shirabe:
             info, secret = shirabe.accounts.create_token(user, label, lifetime=lifetime)
     until = f", expires {info.expires_at}" if info.expires_at else ""
@@ -114,7 +114,8 @@ def token_lifetime(expires: str | None, most: str | None) -> timedelta | None:
         raise typer.BadParameter(str(exc), param_hint="--expires") from None
     if longest is not None and lifetime > longest:
         raise typer.BadParameter(
-            f"{expires} is longer than SHIRABE_TOKEN_LIFETIME ({most})", param_hint="--expires"
+            f"{expires} is longer than SHIRABE_SERVER__TOKEN_LIFETIME ({most})",
+            param_hint="--expires",
         )
     return lifetime
 

@@ -111,7 +111,7 @@ def answerer_train(
         )
         spec["meta"]["threshold_chosen_on"] = str(dev or f"{squad.name} (held-out articles)")
         write_model(out_file, spec)
-        before = load_model(settings.answer_model)
+        before = load_model(settings.answering.model)
         after = read_model(out_file)
         table = {
             "before": stage_figures.evaluate(before, held_out, before.threshold),

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import sys
+import warnings
 
 import typer
+from pydantic import ValidationError
 
 from shirabe.cli import (
     accounts,
@@ -19,6 +20,8 @@ from shirabe.cli import (
     serve,
     watch,
 )
+from shirabe.errors import ShirabeError
+from shirabe.settings import Settings
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -64,8 +67,17 @@ app.add_typer(answerer_app, name="answerer")
 
 def main() -> None:
     logging.basicConfig(
-        level=os.environ.get("SHIRABE_LOG_LEVEL", "WARNING").upper(),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
+        level=log_level(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
     app()
+
+
+def log_level() -> str:
+    """The ``log_level`` setting (``SHIRABE_LOG_LEVEL``); ``WARNING`` while the settings are
+    not valid (the command then says why)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the command warns of what its settings hold
+        try:
+            return Settings().log_level
+        except (ValidationError, ShirabeError):
+            return "WARNING"

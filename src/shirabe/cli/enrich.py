@@ -46,10 +46,10 @@ def enrich(
     run that stops resumes; --dry-run says how much there is and about how many minutes."""
     with errors():
         settings = make_settings(model, index=index)
-        if not (settings.enrich_questions or settings.clean_pdf_pages):
+        if not (settings.ingest.enrich_questions or settings.ingest.clean_pdf_pages):
             raise ConfigurationError(
-                "set SHIRABE_ENRICH_QUESTIONS=true or SHIRABE_CLEAN_PDF_PAGES=true (in the "
-                "environment or .env), so that every later ingest keeps what is written too"
+                "set SHIRABE_INGEST__ENRICH_QUESTIONS=true or SHIRABE_INGEST__CLEAN_PDF_PAGES=true "
+                "(in the environment or .env), so that every later ingest keeps what is written too"
             )
         with opened(settings, indexed=False) as shirabe:
             enricher, cleaner = shirabe.writers.enricher, shirabe.writers.cleaner

@@ -252,16 +252,51 @@ def _llm(
     return values
 
 
-def make_settings(*groups: OptionGroup, **overrides: Any) -> Settings:
-    """The settings with what the command line gave: ``overrides`` (``index`` is the home) and
-    each option group's; an option not given keeps the configured value."""
+FLAGS: dict[str, str] = {
+    "index": "home",
+    "top_k": "retrieval.top_k",
+    "retriever": "retrieval.retriever",
+    "multi_query": "retrieval.multi_query",
+    "keyword_extraction": "retrieval.keyword_extraction",
+    "decompose": "retrieval.decompose",
+    "generator": "answering.generator",
+    "llm_preset": "chat_model.preset",
+    "llm_base_url": "chat_model.base_url",
+    "llm_model": "chat_model.model",
+    "llm_model_path": "chat_model.model_path",
+    "chunk_size": "ingest.chunk_size",
+    "chunk_overlap": "ingest.chunk_overlap",
+    "database_url": "store.database_url",
+    "host": "server.host",
+    "port": "server.port",
+    "anonymous": "server.anonymous",
+    "mcp_user": "server.mcp_user",
+}
+"""The setting each command-line option overrides, by the option's name."""
+
+
+def flag_settings(*groups: OptionGroup, **overrides: Any) -> dict[str, Any]:
+    """The settings the command line gives, by section: ``overrides`` (options by name,
+    :data:`FLAGS`) and each option group's; an option not given is left out."""
     given = dict(overrides)
     for group in groups:
         given.update(group.settings())
-    values = {k: v for k, v in given.items() if v is not None}
-    if "index" in values:
-        values["home"] = values.pop("index")
-    return Settings(**values)
+    values: dict[str, Any] = {}
+    for option, value in given.items():
+        if value is None:
+            continue
+        section, _, name = FLAGS[option].rpartition(".")
+        if section:
+            values.setdefault(section, {})[name] = value
+        else:
+            values[name] = value
+    return values
+
+
+def make_settings(*groups: OptionGroup, **overrides: Any) -> Settings:
+    """The settings with what the command line gave: ``overrides`` (``index`` is the home) and
+    each option group's; an option not given keeps the configured value."""
+    return Settings(**flag_settings(*groups, **overrides))
 
 
 @contextmanager

@@ -55,13 +55,14 @@ def serve(
             report = ingest_with_progress(shirabe, folders)
             print_report(report)
         api = create_app(shirabe, roots=folders or [], watch=watch)
-        err.print(f"shirabe: http://{settings.host}:{settings.port}/  (API docs: /docs)")
-        if settings.host in ("0.0.0.0", "::", "") and not settings.allowed_hosts:
+        listen = settings.server
+        err.print(f"shirabe: http://{listen.host}:{listen.port}/  (API docs: /docs)")
+        if listen.host in ("0.0.0.0", "::", "") and not listen.allowed_hosts:
             err.print(
                 "shirabe: requests are answered only for localhost names: list the names "
-                "or addresses other machines use in SHIRABE_ALLOWED_HOSTS"
+                "or addresses other machines use in SHIRABE_SERVER__ALLOWED_HOSTS"
             )
-        uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(api, host=listen.host, port=listen.port, log_level="warning")
 
 
 @with_options
@@ -81,15 +82,15 @@ def mcp(
         from shirabe.server.deps import Principal, Server
         from shirabe.server.mcp import create_mcp, fixed_caller
 
-        name = shirabe.settings.mcp_user
+        name = shirabe.settings.server.mcp_user
         if name:
             who = Principal(name, shirabe.accounts.get_user(name).reader)
-        elif shirabe.settings.anonymous != "off":  # stdio is this machine
+        elif shirabe.settings.server.anonymous != "off":  # stdio is this machine
             who = Principal(None, Reader())
         else:
             raise typer.BadParameter(
-                "name the user to read as (--user or SHIRABE_MCP_USER), or allow anonymous "
-                "access to public documents (SHIRABE_ANONYMOUS=localhost)",
+                "name the user to read as (--user or SHIRABE_SERVER__MCP_USER), or allow "
+                "anonymous access to public documents (SHIRABE_SERVER__ANONYMOUS=localhost)",
                 param_hint="--user",
             )
         create_mcp(Server(shirabe, [], shirabe.uploads), fixed_caller(who)).run("stdio")

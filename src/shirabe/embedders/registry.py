@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 from shirabe.embedders.protocol import Embedder
 from shirabe.plugins import Registry
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings
 
-EMBEDDERS: Registry[Callable[[Settings], Embedder]] = Registry("embedders")
+EMBEDDERS: Registry[Callable[[EmbedderSettings], Embedder]] = Registry("embedders")
 
 
-def make_embedder(settings: Settings) -> Embedder:
-    return EMBEDDERS.load(settings.embedder)(settings)
+def make_embedder(options: EmbedderSettings) -> Embedder:
+    """The embedder ``options.name`` names, given ``options`` (the ``embedder`` section)."""
+    return EMBEDDERS.load(options.name)(options)

@@ -11,7 +11,7 @@ import numpy as np
 
 from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.errors import MissingDependencyError
-from shirabe.settings import Settings
+from shirabe.settings import EmbedderSettings
 
 
 class UseEmbedder:
@@ -64,6 +64,6 @@ class UseEmbedder:
         return vector
 
 
-def from_settings(settings: Settings) -> UseEmbedder:
+def from_settings(options: EmbedderSettings) -> UseEmbedder:
     """The ``use`` entry point of ``shirabe.embedders``."""
     return UseEmbedder()

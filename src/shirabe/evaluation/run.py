@@ -56,31 +56,32 @@ def run(
 def run_settings(shirabe: Shirabe) -> dict[str, Any]:
     """The settings that shape the figures, stored with a baseline for reference."""
     s = shirabe.settings
+    found, generator, chat = s.retrieval, s.answering.generator, s.chat_model
     return {
-        "embedder": s.embedder,
-        "retriever": s.retriever,
-        "generator": s.generator,
+        "embedder": s.embedder.name,
+        "retriever": found.retriever,
+        "generator": generator,
         "model": shirabe.generator.name,
-        "top_k": s.top_k,
+        "top_k": found.top_k,
         "understanding": [
             name
             for name, on in (
-                ("multi-query", s.multi_query),
-                ("keywords", s.keyword_extraction),
-                ("decompose", s.decompose),
+                ("multi-query", found.multi_query),
+                ("keywords", found.keyword_extraction),
+                ("decompose", found.decompose),
             )
             if on
         ],
-        "synonyms": str(s.synonyms) if s.synonyms else None,
+        "synonyms": str(found.synonyms) if found.synonyms else None,
         # how a chat model was asked (none for extractive answers); never a key or a URL
         "llm": None
-        if s.generator == "extractive"
+        if generator == "extractive"
         else {
-            "model_file": s.llm_model_path.name if s.llm_model_path else None,
-            "context_tokens": s.llm_context_tokens,
-            "max_tokens": s.llm_max_tokens,
-            "temperature": s.llm_temperature,
-            "threads": s.llm_threads,
-            "n_ctx": s.llm_n_ctx if s.generator == "llama" else None,
+            "model_file": chat.model_path.name if chat.model_path else None,
+            "context_tokens": s.answering.context_tokens,
+            "max_tokens": chat.max_tokens,
+            "temperature": chat.temperature,
+            "threads": chat.threads,
+            "n_ctx": chat.n_ctx if generator == "llama" else None,
         },
     }

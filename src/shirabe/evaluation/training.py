@@ -132,7 +132,7 @@ class _Asker:
             chosen = [h for h in hits if not self.own_article(q, h)]
         else:
             chosen = [h for h in hits if not self.own_paragraph(q, h)]
-        chosen = chosen[: self.app.settings.top_k]
+        chosen = chosen[: self.app.settings.retrieval.top_k]
         candidates = self.extractive.candidates(query, chosen)
         qf, _lines, rows = stage.describe(query, chosen, candidates)
         answers = [nfkc(a) for a in q.answers]
@@ -428,8 +428,8 @@ def squad_examples(
 
     corpus = work / "corpus"
     questions = write_corpus(read_squad(file), corpus, keep=keep)
-    local = settings.model_copy(
-        update={"home": work / "index", "database_url": None, "database_read_url": None}
+    local = settings.updated(
+        home=work / "index", store={"database_url": None, "database_read_url": None}
     )
     with Shirabe(local) as app:
         if ingest is not None:

@@ -6,7 +6,7 @@ that stayed under the loader's garbage threshold, or when its figures sit glued 
 indexed beside the page's passages, for BM25 and as one more vector, so a question finds the
 page by the words it meant; every text shown, quoted or cited stays the document's own. A
 rewrite that brings words the page does not have (a 1.5B model adds and translates) or drops
-most of it is not used. Off by default (``SHIRABE_CLEAN_PDF_PAGES``); each rewrite is cached
+most of it is not used. Off by default (``SHIRABE_INGEST__CLEAN_PDF_PAGES``); each rewrite is cached
 by the page's text, the prompt and the model, so a stopped ingest resumes.
 """
 

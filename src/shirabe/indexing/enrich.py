@@ -2,7 +2,7 @@
 
 They are indexed on the lexical side only (BM25 over the passage, its headings and these), so a
 question worded as people ask it can find a passage worded as documents write it; they are
-never shown, quoted or embedded. Off by default (``SHIRABE_ENRICH_QUESTIONS``): writing them
+never shown, quoted or embedded. Off by default (``SHIRABE_INGEST__ENRICH_QUESTIONS``): writing them
 costs a model call per passage, so each is kept in a cache keyed by the passage's text, its
 headings, the prompt and the model, and an ingest that stops resumes where it was.
 """

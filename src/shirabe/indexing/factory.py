@@ -49,20 +49,21 @@ def make_ingestor(
 
 
 def ingest_options(settings: Settings) -> IngestOptions:
-    """How files are read and indexed, from the settings."""
+    """How files are read and indexed, from the settings' ``ingest`` and ``limits``."""
+    ingest, limits = settings.ingest, settings.limits
     return IngestOptions(
-        max_file_bytes=settings.max_file_bytes,
-        sentence_vectors=settings.sentence_vectors,
-        pooled_chunk_vectors=settings.pooled_chunk_vectors,
-        refresh_every_files=settings.refresh_every_files,
+        max_file_bytes=limits.max_file_bytes,
+        sentence_vectors=ingest.sentence_vectors,
+        pooled_chunk_vectors=ingest.pooled_chunk_vectors,
+        refresh_every_files=ingest.refresh_every_files,
         load_options=LoadOptions(
-            passwords=settings.passwords,
-            max_unzipped_bytes=settings.max_unzipped_bytes,
-            max_loader_memory=settings.max_loader_memory,
-            ocr=settings.ocr,
-            ocr_languages=settings.ocr_languages,
+            passwords=ingest.passwords,
+            max_unzipped_bytes=limits.max_unzipped_bytes,
+            max_loader_memory=limits.max_loader_memory,
+            ocr=ingest.ocr,
+            ocr_languages=ingest.ocr_languages,
         ),
-        load_timeout=settings.load_timeout,
-        load_total=settings.max_load_seconds,
-        cut=cut_signature(settings),
+        load_timeout=limits.load_timeout,
+        load_total=limits.max_load_seconds,
+        cut=cut_signature(settings.ingest),
     )

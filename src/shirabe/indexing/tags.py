@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from shirabe.records import CATEGORY, GROUPS, UPLOADED_BY
-from shirabe.settings import Settings
+from shirabe.settings import IngestSettings
 
 # Metadata keys the ingest adds to every document.
 ENTITIES = "entities"
@@ -39,16 +39,16 @@ CUT_SETTINGS = (
     "ocr",
     "ocr_languages",
 )
-"""Settings that change what a file's passages or vectors are. Only values other than the
-defaults count (an index built with the defaults is not read again on upgrade), so a change of
-one of these defaults must come with a new :data:`CUT_VERSION`."""
+"""Settings of the ``ingest`` section that change what a file's passages or vectors are. Only
+values other than the defaults count (an index built with the defaults is not read again on
+upgrade), so a change of one of these defaults must come with a new :data:`CUT_VERSION`."""
 
 
-def cut_signature(settings: Settings) -> str:
+def cut_signature(settings: IngestSettings) -> str:
     """Those of :data:`CUT_SETTINGS` that differ from their defaults (empty when none do):
     part of every file's tags version, so a file indexed with other values is read again on
-    the next ingest (``SHIRABE_CHUNK_SIZE=600`` takes effect on unchanged files too)."""
-    fields = Settings.model_fields
+    the next ingest (``SHIRABE_INGEST__CHUNK_SIZE=600`` takes effect on unchanged files too)."""
+    fields = IngestSettings.model_fields
     return ",".join(
         f"{name}={getattr(settings, name)}"
         for name in CUT_SETTINGS

@@ -1,5 +1,6 @@
 """What a chat model writes at ingest: questions and keywords for each passage
-(``SHIRABE_ENRICH_QUESTIONS``) and rewrites of broken PDF pages (``SHIRABE_CLEAN_PDF_PAGES``).
+(``SHIRABE_INGEST__ENRICH_QUESTIONS``) and rewrites of broken PDF pages
+(``SHIRABE_INGEST__CLEAN_PDF_PAGES``).
 One chat model serves both, made when first needed."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class IngestWriters:
     @cached_property
     def enricher(self) -> Enricher | None:
         """Questions and keywords for each passage, or None."""
-        if not self._settings.enrich_questions:
+        if not self._settings.ingest.enrich_questions:
             return None
         with self._lock:
             model, origin = self._writer("enrich_questions")
@@ -40,12 +41,12 @@ class IngestWriters:
     @cached_property
     def cleaner(self) -> PageCleaner | None:
         """Rewrites of broken PDF pages, or None."""
-        settings = self._settings
-        if not settings.clean_pdf_pages:
+        ingest = self._settings.ingest
+        if not ingest.clean_pdf_pages:
             return None
         with self._lock:
             model, origin = self._writer("clean_pdf_pages")
-            cleaner = PageCleaner(model, self._cache(), origin, settings.clean_page_max_chars)
+            cleaner = PageCleaner(model, self._cache(), origin, ingest.clean_page_max_chars)
             self._open.append(cleaner)
             return cleaner
 
@@ -63,18 +64,15 @@ class IngestWriters:
         """The chat model that writes (one for every use), and where it is."""
         model = self._model or self._made
         if model is None:
-            model = self._made = make_chat_model(self._settings)
+            settings = self._settings
+            model = self._made = make_chat_model(settings.answering.generator, settings.chat_model)
             if model is None:
                 raise ConfigurationError(
-                    f"{setting} needs a chat model: set SHIRABE_GENERATOR (llama, openai or "
-                    "azure) and its model"
+                    f"{setting} needs a chat model: set SHIRABE_ANSWERING__GENERATOR (llama, "
+                    "openai or azure) and its model"
                 )
-        settings = self._settings
+        options = self._settings.chat_model
         origin = str(
-            settings.llm_model_path
-            or settings.llm_base_url
-            or settings.llm_azure_endpoint
-            or settings.llm_preset
-            or ""
+            options.model_path or options.base_url or options.azure_endpoint or options.preset or ""
         )
         return model, origin

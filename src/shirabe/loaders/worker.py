@@ -198,7 +198,7 @@ def memory_reason(limit: int | None) -> str:
         return "ran out of memory while reading"
     return (
         f"needs more than {describe_bytes(limit)} of memory while reading "
-        "(limit SHIRABE_MAX_LOADER_MEMORY)"
+        "(limit SHIRABE_LIMITS__MAX_LOADER_MEMORY)"
     )
 
 
@@ -302,7 +302,8 @@ class TimedLoader:
         if status == TOO_LONG:
             self._kill(grace=0.0)
             raise LoadError(
-                path, f"still reading after {self._total:g} s (limit SHIRABE_MAX_LOAD_SECONDS)"
+                path,
+                f"still reading after {self._total:g} s (limit SHIRABE_LIMITS__MAX_LOAD_SECONDS)",
             )
         if status == OUT_OF_MEMORY:
             self._kill()

@@ -7,11 +7,11 @@ from shirabe.retrieval.bm25 import BM25Retriever
 from shirabe.retrieval.dense import DenseRetriever
 from shirabe.retrieval.hybrid import Fusion, HybridRetriever
 from shirabe.retrieval.protocol import Retriever
-from shirabe.settings import Settings
+from shirabe.settings import RetrievalSettings
 from shirabe.stores.protocol import Store
 
 
-def make_retriever(settings: Settings, store: Store, embedder: Embedder) -> Retriever:
+def make_retriever(settings: RetrievalSettings, store: Store, embedder: Embedder) -> Retriever:
     if settings.retriever == "bm25":
         return BM25Retriever(store)
     if settings.retriever == "dense":

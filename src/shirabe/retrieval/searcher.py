@@ -18,7 +18,7 @@ from shirabe.retrieval.hits import fuse_hits
 from shirabe.retrieval.protocol import Retriever
 from shirabe.retrieval.query import Query
 from shirabe.retrieval.understanding import Understanding
-from shirabe.settings import Settings
+from shirabe.settings import RetrievalSettings
 from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
 
@@ -44,7 +44,7 @@ class Searcher:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: RetrievalSettings,
         *,
         tokenizer: Tokenizer,
         embedder: Embedder,

@@ -64,7 +64,7 @@ def create_app(
     mcp_app = mcp.streamable_http_app(
         stateless_http=True,
         json_response=True,
-        max_request_body_size=shirabe.settings.max_request_bytes,
+        max_request_body_size=shirabe.settings.limits.max_request_bytes,
         # Host and Origin are checked by the guard, for every path alike
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )

@@ -114,7 +114,7 @@ def principal_of(shirabe: Shirabe, request: Request) -> Principal:
         except SignInError as exc:
             raise ApiError(401, "unauthorized", str(exc)) from None
         return Principal(user.name, user.reader)
-    anonymous = shirabe.settings.anonymous
+    anonymous = shirabe.settings.server.anonymous
     if anonymous == "on" or (anonymous == "localhost" and host in LOCAL_HOSTS):
         return Principal(None, Reader())
     raise ApiError(401, "unauthorized", "sign in with an API token")

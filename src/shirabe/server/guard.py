@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from shirabe import web
 from shirabe.server.deps import CALLER, Server, principal_of
 from shirabe.server.errors import ApiError, error_response
-from shirabe.settings import Settings
+from shirabe.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class Hosts:
     """``allowed_hosts`` holds ``*``."""
 
     @classmethod
-    def of(cls, settings: Settings) -> Hosts:
+    def of(cls, settings: ServerSettings) -> Hosts:
         own = {settings.host.strip().strip("[]").lower()} - ANY_ADDRESS
         listed = frozenset(settings.allowed_hosts)
         return cls(LOCAL_NAMES | own, listed - {"*"}, "*" in listed)
@@ -170,8 +170,8 @@ class Guard:
     ) -> None:
         settings = server.shirabe.settings
         self.app, self.server, self.settings = app, server, settings
-        self.hosts = Hosts.of(settings)
-        self.limiter = SignInLimiter(settings.sign_in_attempts, clock=clock)
+        self.hosts = Hosts.of(settings.server)
+        self.limiter = SignInLimiter(settings.server.sign_in_attempts, clock=clock)
         self.audits = SignInLimiter(AUDITS_PER_WINDOW, clock=clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -189,9 +189,9 @@ class Guard:
         await Counted(self.app, limit)(scope, receive, send)
 
     def body_limit(self, scope: Scope) -> int:
-        limit = self.settings.max_request_bytes
+        limit = self.settings.limits.max_request_bytes
         if (scope["method"], scope["path"]) == UPLOAD:
-            limit += self.settings.max_file_bytes  # the form around the files: the rest
+            limit += self.settings.limits.max_file_bytes  # the form around the files: the rest
         return limit
 
     def refused(self, scope: Scope, limit: int) -> Response | None:
@@ -204,7 +204,7 @@ class Guard:
                 421,
                 "unknown_host",
                 f"Host {shown!r} is not a name this server answers to; a server reached by "
-                "that name must list it in SHIRABE_ALLOWED_HOSTS",
+                "that name must list it in SHIRABE_SERVER__ALLOWED_HOSTS",
             )
         if scope["method"] in CHANGING:
             origin = headers.get("origin")
@@ -275,8 +275,8 @@ def too_large(limit: int) -> Response:
     return error_response(
         413,
         "too_large",
-        f"the request body is larger than {limit:,} bytes (SHIRABE_MAX_REQUEST_BYTES; an "
-        "upload may carry SHIRABE_MAX_FILE_BYTES more)",
+        f"the request body is larger than {limit:,} bytes (SHIRABE_LIMITS__MAX_REQUEST_BYTES; "
+        "an upload may carry SHIRABE_LIMITS__MAX_FILE_BYTES more)",
     )
 
 

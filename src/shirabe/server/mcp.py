@@ -238,7 +238,7 @@ def _text(
 ) -> dict[str, Any]:
     """A document's passages as text under their headings, or those of one section or page, cut
     at ``document_text_chars``."""
-    limit = server.shirabe.settings.document_text_chars
+    limit = server.shirabe.settings.server.document_text_chars
     wanted = unicodedata.normalize("NFC", section) if section else None
     passages = [
         c

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from shirabe.plugins import Registry
-from shirabe.settings import Settings
+from shirabe.settings import TokenizerSettings
 from shirabe.tokenizers.protocol import Tokenizer
 
-TOKENIZERS: Registry[Callable[[Settings], Tokenizer]] = Registry("tokenizers")
+TOKENIZERS: Registry[Callable[[TokenizerSettings], Tokenizer]] = Registry("tokenizers")
 
 
-def make_tokenizer(settings: Settings) -> Tokenizer:
-    """The tokenizer named by ``settings.tokenizer``."""
-    return TOKENIZERS.load(settings.tokenizer)(settings)
+def make_tokenizer(options: TokenizerSettings) -> Tokenizer:
+    """The tokenizer ``options.name`` names, given ``options`` (the ``tokenizer`` section)."""
+    return TOKENIZERS.load(options.name)(options)

@@ -10,7 +10,7 @@ from importlib import metadata
 from itertools import pairwise
 from typing import Any, Final, Literal
 
-from shirabe.settings import Settings
+from shirabe.settings import TokenizerSettings
 from shirabe.text.normalize import normalize
 from shirabe.text.terms import NGRAM_PREFIX
 
@@ -253,6 +253,6 @@ class SudachiTokenizer:
         return tokens
 
 
-def from_settings(settings: Settings) -> SudachiTokenizer:
+def from_settings(options: TokenizerSettings) -> SudachiTokenizer:
     """The ``sudachi`` entry point of ``shirabe.tokenizers``."""
-    return SudachiTokenizer(mode=settings.sudachi_mode, bigrams=settings.bigrams)
+    return SudachiTokenizer(mode=options.sudachi_mode, bigrams=options.bigrams)

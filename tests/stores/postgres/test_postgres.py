@@ -21,7 +21,7 @@ from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.metrics import report
 from shirabe.evaluation.run import run, run_settings
 from shirabe.records import Filters, ScoredId
-from shirabe.settings import Settings
+from shirabe.settings import Settings, StoreSettings
 from shirabe.stores.postgres import dense, lexical
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
 from shirabe.stores.postgres.store import PostgresStore, redacted
@@ -55,7 +55,7 @@ def test_a_newer_schema_or_no_server_is_a_clear_error(database_url: str) -> None
     with pytest.raises(ShirabeError, match="newer than this shirabe"):
         PostgresStore(database_url)
     result = runner.invoke(
-        cli, ["status"], env={"SHIRABE_DATABASE_URL": "postgresql://x@127.0.0.1:9/none"}
+        cli, ["status"], env={"SHIRABE_STORE__DATABASE_URL": "postgresql://x@127.0.0.1:9/none"}
     )
     assert result.exit_code == 1
     assert "cannot connect to the database" in result.output
@@ -80,7 +80,7 @@ def test_sample_evaluation_matches_the_embedded_store(
     embedded = report(run(sample_app, cases), run_settings(sample_app))
     docs = tmp_path / "sample_docs"
     shutil.copytree(ROOT / "sample_docs", docs)
-    settings = Settings(home=tmp_path / "home", database_url=database_url)
+    settings = Settings(home=tmp_path / "home", store=StoreSettings(database_url=database_url))
     with Shirabe(settings, embedder=sample_app.embedder) as app:
         assert isinstance(app.store, PostgresStore)
         copied = runner.invoke(

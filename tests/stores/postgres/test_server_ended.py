@@ -95,9 +95,9 @@ def test_the_command_line_reports_it_without_a_traceback(
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "規程.md").write_text("# 休暇\n\n有給休暇は申請して取得します。\n", encoding="utf-8")
-    monkeypatch.setenv("SHIRABE_DATABASE_URL", database_url)
+    monkeypatch.setenv("SHIRABE_STORE__DATABASE_URL", database_url)
     monkeypatch.setenv("SHIRABE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("SHIRABE_EMBEDDER", NAME)
+    monkeypatch.setenv("SHIRABE_EMBEDDER__NAME", NAME)
     with hashed_embedder(tmp_path / "site"):
         result = CliRunner().invoke(cli, ["ingest", str(docs)])
     assert result.exit_code == 1, result.output

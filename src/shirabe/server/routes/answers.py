@@ -99,7 +99,7 @@ class Asking:
                     409,
                     "conversation_full",
                     f"conversation {found.id!r} has {found.turns} turns, the most kept "
-                    "(SHIRABE_MAX_CONVERSATION_TURNS): start a new one",
+                    "(SHIRABE_SERVER__MAX_CONVERSATION_TURNS): start a new one",
                 )
             if body.again is not None:  # 再生成: asked as it was, after the turns before it
                 asked = next((t for t in stored if t.position == body.again), None)

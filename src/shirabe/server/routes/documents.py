@@ -95,14 +95,14 @@ async def upload(
             "groups: the readers of an upload come from the access map for its place "
             f"({category}/<file>), as for any file; change them there",
         )
-    if who.name is None and server.shirabe.settings.anonymous != "localhost":
+    if who.name is None and server.shirabe.settings.server.anonymous != "localhost":
         raise ApiError(403, "sign_in_required", "sign in with an API token to upload")
     folder = _upload_folder(server.uploads, category)
     async with server.upload_lock:  # checked and written in turn; the ingest may then wait
         checked = [_checked(who, server, folder, f) for f in files]
         folder.mkdir(parents=True, exist_ok=True)
         saved, rejected, unusable = await _save_all(
-            files, folder, server.shirabe.settings.max_file_bytes
+            files, folder, server.shirabe.settings.limits.max_file_bytes
         )
     uploader = who.name or ANONYMOUS
 
@@ -264,7 +264,7 @@ def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
     path = Path(source.path)
     if not path.is_file() or _sha256(path) != source.sha256:
         raise ApiError(409, "changed", f"{server.show(source.path)} changed since it was indexed")
-    options = LoadOptions(passwords=server.shirabe.settings.passwords)
+    options = LoadOptions(passwords=server.shirabe.settings.ingest.passwords)
     try:
         image = render_page(
             source.path, page, probes(chunk.text), password=options.password_for(path)

@@ -47,7 +47,7 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         # the last run (its counts and when it ran) tells of every folder: admins only
         "last_ingest": index.last_ingest if who.admin else None,
         "llm": {
-            "configured": shirabe.settings.generator != "extractive",
+            "configured": shirabe.settings.answering.generator != "extractive",
             "model": shirabe.generator.name,
         },
         "user": who.name,
@@ -97,7 +97,7 @@ def examples(
     """Questions to offer on an empty chat, about documents the caller may read only: from
     the configured eval file (``example_questions``), else from the documents' headings."""
     readable = [s for s in server.readable(who) if s.status == "ok"]
-    configured = server.shirabe.settings.example_questions
+    configured = server.shirabe.settings.server.example_questions
     if configured is not None:
         shown = {server.show(s.path) for s in readable}
         try:

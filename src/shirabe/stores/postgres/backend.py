@@ -1,12 +1,12 @@
 """PostgreSQL + pgvector as a backend: the index and the accounts in one database
-(``SHIRABE_DATABASE_URL``), shared by every server using it."""
+(``SHIRABE_STORE__DATABASE_URL``), shared by every server using it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from shirabe.errors import ConfigurationError
-from shirabe.settings import Settings
+from shirabe.settings import StoreSettings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.postgres.accounts import PostgresDatabase
 from shirabe.stores.postgres.dense import HnswSearch
@@ -16,23 +16,24 @@ from shirabe.stores.protocol import Migration
 
 
 class PostgresBackend:
-    def __init__(self, settings: Settings) -> None:
-        if not settings.database_url:
-            raise ConfigurationError("the postgres store needs SHIRABE_DATABASE_URL")
-        self.settings = settings
-        self.url: str = settings.database_url
+    def __init__(self, options: StoreSettings, home: Path) -> None:
+        """``home`` holds nothing of the index here (uploads live there, see the server)."""
+        if not options.database_url:
+            raise ConfigurationError("the postgres store needs SHIRABE_STORE__DATABASE_URL")
+        self.options = options
+        self.url: str = options.database_url
 
     def open_store(self) -> PostgresStore:
-        s = self.settings
+        o = self.options
         return PostgresStore(
             self.url,
-            k1=s.bm25_k1,
-            b=s.bm25_b,
-            pool_size=s.database_pool_size,
-            update_timeout=s.update_timeout,
-            hnsw=HnswSearch(ef_search=s.hnsw_ef_search, exact_below=s.exact_search_below),
-            read_url=s.database_read_url,
-            build_memory=s.database_build_memory,
+            k1=o.bm25_k1,
+            b=o.bm25_b,
+            pool_size=o.database_pool_size,
+            update_timeout=o.update_timeout,
+            hnsw=HnswSearch(ef_search=o.hnsw_ef_search, exact_below=o.exact_search_below),
+            read_url=o.database_read_url,
+            build_memory=o.database_build_memory,
         )
 
     def open_accounts(self) -> PostgresDatabase:

@@ -14,7 +14,7 @@ const FAILURES = [
   [/^empty file|^no text found/, "文字が含まれていません"],
   [/^permission denied/, "読み取る権限がありません"],
   [/^file not found/, "ファイルが見つかりません"],
-  [/time limit|SHIRABE_MAX_LOAD_SECONDS/, "読み込みに時間がかかりすぎました"],
+  [/time limit|MAX_LOAD_SECONDS/, "読み込みに時間がかかりすぎました"],
   [/memory/, "読み込みに必要なメモリが上限を超えました"],
   [/^needs /, "サーバーに必要な部品が入っていません（管理者に連絡してください）"],
 ];
