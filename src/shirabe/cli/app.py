@@ -5,14 +5,17 @@ from __future__ import annotations
 import logging
 import sys
 import warnings
+from typing import TextIO
 
 import typer
 from pydantic import ValidationError
+from rich.markup import escape
 
 from shirabe.cli import (
     accounts,
     answerer,
     answers,
+    config,
     enrich,
     evaluate,
     feedback,
@@ -20,8 +23,9 @@ from shirabe.cli import (
     serve,
     watch,
 )
+from shirabe.cli.render import err
 from shirabe.errors import ShirabeError
-from shirabe.settings import Settings
+from shirabe.settings import Settings, SettingsDeprecationWarning
 
 app = typer.Typer(
     help="調べ shirabe: 日本語ドキュメントの検索と質問応答 (offline)",
@@ -44,6 +48,7 @@ app.command("batch")(evaluate.batch_answer)
 app.command()(serve.serve)
 app.command()(serve.mcp)
 app.command()(watch.watch)
+app.command()(config.config)
 
 users_app = typer.Typer(help="Users, their groups (departments) and the admin role.")
 users_app.command("add")(accounts.users_add)
@@ -69,7 +74,29 @@ def main() -> None:
     logging.basicConfig(
         level=log_level(), format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    show_deprecated_settings()
     app()
+
+
+def show_deprecated_settings() -> None:
+    """A setting given by its old name is said once, on stderr, with its new name."""
+    warnings.simplefilter("default", SettingsDeprecationWarning)
+    shown = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, SettingsDeprecationWarning):
+            err.print(f"[yellow]warning:[/] {escape(str(message))}")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 def log_level() -> str:
