@@ -1,5 +1,6 @@
-"""The documentation keeps up with the code: every setting is listed in docs/configuration.md,
-and every page under docs/ is in the site's navigation (mkdocs.yml)."""
+"""The documentation keeps up with the code: every setting is listed in docs/configuration.md
+under its section with its variable, and every old name with its new one; every page under
+docs/ is in the site's navigation (mkdocs.yml)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import pytest
 import yaml
 
+from shirabe.settings import SECTIONS, Settings, env_name
 from shirabe.settings.renamed import RENAMED
 
 from tests.support import ROOT
@@ -15,19 +17,36 @@ from tests.support import ROOT
 DOCS = ROOT / "docs"
 
 
-NAMES = sorted(["home", "log_level", *RENAMED])
+SETTINGS = [
+    *((name,) for name in Settings.model_fields if name not in SECTIONS),
+    *((section, name) for section, model in SECTIONS.items() for name in model.model_fields),
+]
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_every_setting_is_in_the_configuration_page(name: str) -> None:
+def _rows() -> dict[str, str]:
+    """The first two cells of each table row of the page: a setting and its variable, or an
+    old name and its new one."""
     page = (DOCS / "configuration.md").read_text(encoding="utf-8")
-    assert f"`SHIRABE_{name.upper()}`" in page, f"SHIRABE_{name.upper()} is not documented"
+    cells = re.findall(r"^\| `([^`]+)` \| `([^`]+)` \|", page, re.MULTILINE)
+    return dict(cells)
+
+
+@pytest.mark.parametrize("path", SETTINGS, ids=".".join)
+def test_every_setting_is_in_the_configuration_page(path: tuple[str, ...]) -> None:
+    name = ".".join(path)
+    assert _rows().get(f"{name}") == env_name(*path), f"{name} is not documented"
+
+
+@pytest.mark.parametrize("old", sorted(RENAMED))
+def test_every_old_name_is_given_with_its_new_one(old: str) -> None:
+    assert _rows().get(env_name(old)) == env_name(*RENAMED[old])
 
 
 def test_the_configuration_page_names_no_setting_that_is_gone() -> None:
     page = (DOCS / "configuration.md").read_text(encoding="utf-8")
-    named = set(re.findall(r"`SHIRABE_([A-Z0-9_]+)`", page)) - {"LLM_API_KEY"}  # the key itself
-    assert named - {n.upper() for n in NAMES} == set()
+    named = set(re.findall(r"`(SHIRABE_[A-Z0-9_]+)`", page)) - {"SHIRABE_LLM_API_KEY"}  # the key
+    known = {env_name(*path) for path in SETTINGS} | {env_name(old) for old in RENAMED}
+    assert named - known == set()
 
 
 def _pages(nav: object) -> set[str]:
