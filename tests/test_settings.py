@@ -120,6 +120,9 @@ def test_old_names_in_python_still_work(folder: Path) -> None:
     with pytest.warns(SettingsDeprecationWarning, match=r"'retrieval\.top_k'"):
         copied = settings.model_copy(update={"top_k": 2})
     assert (copied.retrieval.top_k, settings.retrieval.top_k) == (2, 8)
+    with pytest.warns(SettingsDeprecationWarning, match=r"'retrieval\.fusion'"):
+        validated = Settings.model_validate({"fusion": "rrf"})
+    assert validated.retrieval.fusion == "rrf"
     with pytest.warns(SettingsDeprecationWarning, match=r"'embedder\.batch_size'"):
         assert EmbedderSettings().embed_batch_size == 16  # type: ignore[attr-defined]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
@@ -36,6 +36,7 @@ from shirabe.settings.renamed import (
     SettingsDeprecationWarning,
     env_name,
     is_old,
+    regroup,
     warn_name,
 )
 from shirabe.settings.sections import (
@@ -122,6 +123,18 @@ class Settings(BaseSettings):
     answering: AnswerSettings = Field(default_factory=AnswerSettings)
     chat_model: ChatModelSettings = Field(default_factory=ChatModelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, data: Any) -> Any:
+        """Old flat names in data validated directly (``Settings.model_validate``), which the
+        sources have not seen: moved into their sections, with a warning."""
+        if isinstance(data, Mapping) and any(is_old(k, v) for k, v in data.items()):
+            grouped, old = regroup(data)
+            for name in old:
+                warn_name(name, stacklevel=5)
+            return grouped
+        return data
 
     @field_validator("log_level", mode="before")
     @classmethod
