@@ -28,9 +28,10 @@ from shirabe.chunking.protocol import Chunker
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.indexing.catalog import Catalog
-from shirabe.indexing.factory import make_ingestor
+from shirabe.indexing.factory import ingest_options
 from shirabe.indexing.indexer import Indexer
 from shirabe.indexing.ingest import Ingestor
+from shirabe.indexing.parts import IngestParts
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.writers import IngestWriters
@@ -217,16 +218,16 @@ class Assembly:
         return Indexer(self._bind, self.root, self.accounts, self._ingestor)
 
     def _ingestor(self, root: Path, skip: Sequence[Path], audit: AuditWriter) -> Ingestor:
-        return make_ingestor(
-            self.settings,
+        """An ingest below ``root``, never below ``skip``, telling ``audit`` of changes."""
+        parts = IngestParts(
             store=self._bind(),
             chunker=self.chunker,
             tokenizer=self.tokenizer,
             embedder=self.embedder,
             synonyms=self.synonyms,
             access=self.access,
-            writers=self.writers,
-            root=root,
-            skip=skip,
-            on_change=audit,
+            enricher=self.writers.enricher,
+            cleaner=self.writers.cleaner,
         )
+        options = ingest_options(self.settings)
+        return Ingestor(parts, options, root=root, skip=skip, on_change=audit)

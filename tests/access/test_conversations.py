@@ -10,6 +10,7 @@ import pytest
 from shirabe.access.accounts import Database
 from shirabe.access.conversations import Conversations, client_owner, title_of, user_owner
 from shirabe.errors import ConversationError, NotFoundError
+from shirabe.records import NewTurn
 from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres.accounts import PostgresDatabase
 
@@ -29,9 +30,7 @@ def kept(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Conversatio
 
 
 def ask(kept: Conversations, owner: str, ident: str, question: str, answer: str) -> int:
-    turn = kept.add_turn(
-        owner,
-        ident,
+    new = NewTurn(
         question=question,
         answer=answer,
         refused=False,
@@ -39,6 +38,7 @@ def ask(kept: Conversations, owner: str, ident: str, question: str, answer: str)
         sources=["人事/就業規則.md", "人事/就業規則.md"],
         categories=["人事"],
     )
+    turn = kept.add_turn(owner, ident, new)
     return turn.position
 
 

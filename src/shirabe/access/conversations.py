@@ -19,13 +19,20 @@ import hashlib
 import json
 import re
 import secrets
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from shirabe.access.accounts import Database, Row
 from shirabe.errors import ConversationError, NotFoundError
-from shirabe.records import COMMENT_CHARS, TITLE_CHARS, Conversation, Feedback, Rating, StoredTurn
+from shirabe.records import (
+    COMMENT_CHARS,
+    TITLE_CHARS,
+    Conversation,
+    Feedback,
+    NewTurn,
+    Rating,
+    StoredTurn,
+)
 
 _CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{16,128}")
 
@@ -116,22 +123,9 @@ class Conversations:
         )
         return [_turn(r) for r in rows]
 
-    def add_turn(
-        self,
-        owner: str,
-        ident: str,
-        *,
-        question: str,
-        answer: str,
-        refused: bool,
-        standalone: str | None = None,
-        refusal_reason: str | None = None,
-        citations: Sequence[dict[str, Any]] = (),
-        sources: Sequence[str] = (),
-        categories: Sequence[str] = (),
-    ) -> StoredTurn:
-        """Record a turn at the end of the conversation; its first question names an untitled
-        conversation."""
+    def add_turn(self, owner: str, ident: str, turn: NewTurn) -> StoredTurn:
+        """Record ``turn`` at the end of the conversation; its first question names an
+        untitled conversation."""
         found = self.get(owner, ident)
         if found.turns >= self.max_turns:
             raise ConversationError(
@@ -147,18 +141,18 @@ class Conversations:
             (
                 ident,
                 ident,
-                question,
-                standalone,
-                answer,
-                int(refused),
-                refusal_reason,
-                json.dumps(list(citations), ensure_ascii=False),
-                json.dumps(list(dict.fromkeys(sources)), ensure_ascii=False),
-                json.dumps(list(categories), ensure_ascii=False),
+                turn.question,
+                turn.standalone,
+                turn.answer,
+                int(turn.refused),
+                turn.refusal_reason,
+                json.dumps(list(turn.citations), ensure_ascii=False),
+                json.dumps(list(dict.fromkeys(turn.sources)), ensure_ascii=False),
+                json.dumps(list(turn.categories), ensure_ascii=False),
                 now,
             ),
         )
-        title = found.title or title_of(question)
+        title = found.title or title_of(turn.question)
         self._db.change(
             "UPDATE conversations SET updated_at = ?, title = ? WHERE id = ? AND owner = ?",
             (now, title, ident, owner),

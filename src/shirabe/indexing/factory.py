@@ -1,51 +1,11 @@
-"""An :class:`~shirabe.indexing.ingest.Ingestor` made from the settings and the index's parts."""
+"""How an :class:`~shirabe.indexing.ingest.Ingestor` reads and indexes files, from the settings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-
-from shirabe.access.map import AccessMap
-from shirabe.chunking.protocol import Chunker
-from shirabe.embedders.protocol import Embedder
-from shirabe.indexing.ingest import Change, Ingestor
-from shirabe.indexing.parts import IngestOptions, IngestParts
+from shirabe.indexing.parts import IngestOptions
 from shirabe.indexing.tags import cut_signature
-from shirabe.indexing.writers import IngestWriters
 from shirabe.loaders.protocol import LoadOptions
 from shirabe.settings import Settings
-from shirabe.stores.protocol import Store
-from shirabe.text.synonyms import Synonyms
-from shirabe.tokenizers.protocol import Tokenizer
-
-
-def make_ingestor(
-    settings: Settings,
-    *,
-    store: Store,
-    chunker: Chunker,
-    tokenizer: Tokenizer,
-    embedder: Embedder,
-    synonyms: Synonyms,
-    access: AccessMap,
-    writers: IngestWriters,
-    root: Path,
-    skip: Sequence[Path] = (),
-    on_change: Change | None = None,
-) -> Ingestor:
-    """An ingest of files below ``root`` (never below ``skip``), reporting uploads,
-    replacements, deletions and changed readers to ``on_change``."""
-    parts = IngestParts(
-        store=store,
-        chunker=chunker,
-        tokenizer=tokenizer,
-        embedder=embedder,
-        synonyms=synonyms,
-        access=access,
-        enricher=writers.enricher,
-        cleaner=writers.cleaner,
-    )
-    return Ingestor(parts, ingest_options(settings), root=root, skip=skip, on_change=on_change)
 
 
 def ingest_options(settings: Settings) -> IngestOptions:

@@ -14,6 +14,7 @@ from shirabe.records.readers import (
     AuditEntry as AuditEntry,
     Conversation as Conversation,
     Feedback as Feedback,
+    NewTurn as NewTurn,
     Rating as Rating,
     Reader as Reader,
     StoredTurn as StoredTurn,

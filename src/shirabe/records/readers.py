@@ -73,6 +73,23 @@ class Conversation:
 
 
 @dataclass(frozen=True, slots=True)
+class NewTurn:
+    """A question and the answer shirabe gave, to be recorded as a conversation's next turn."""
+
+    question: str
+    answer: str
+    refused: bool
+    standalone: str | None = None
+    refusal_reason: str | None = None
+    citations: Sequence[dict[str, Any]] = ()
+    """The citations as the API returned them (file, heading path, place, text)."""
+    sources: Sequence[str] = ()
+    """Keys of the documents cited."""
+    categories: Sequence[str] = ()
+    """The category filter the question was asked under."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredTurn:
     """One question and the answer shirabe gave, as recorded."""
 

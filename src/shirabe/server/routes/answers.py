@@ -20,6 +20,7 @@ from shirabe.records import (
     ErrorEvent,
     GenerationEvent,
     HitsEvent,
+    NewTurn,
     TokenEvent,
     Turn,
     answer_json,
@@ -121,9 +122,7 @@ class Asking:
         shown = answer_json(answer, self.server.show)
         if self.owner is None or self.body.conversation is None:
             return shown
-        turn = self.server.shirabe.conversations.add_turn(
-            self.owner,
-            self.body.conversation,
+        new = NewTurn(
             question=answer.question,
             answer=answer.text,
             refused=answer.refused,
@@ -133,6 +132,7 @@ class Asking:
             sources=[c.source for c in answer.citations],
             categories=self.body.categories,
         )
+        turn = self.server.shirabe.conversations.add_turn(self.owner, self.body.conversation, new)
         return shown | {"conversation": self.body.conversation, "turn": turn.position}
 
 
