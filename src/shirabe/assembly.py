@@ -17,7 +17,6 @@ from typing import Protocol, TypeVar
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
-from shirabe.access.conversations import Conversations
 from shirabe.access.map import AccessMap, load_access_map
 from shirabe.answering.answerer import Answerer
 from shirabe.answering.planner import Planner
@@ -25,6 +24,7 @@ from shirabe.answering.protocol import Generator
 from shirabe.answering.registry import make_generator
 from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
+from shirabe.conversations import Conversations
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.indexing.catalog import Catalog

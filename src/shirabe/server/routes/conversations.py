@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
-from shirabe.access.conversations import client_owner, user_owner
+from shirabe.conversations import client_owner, user_owner
 from shirabe.errors import ConversationError, NotFoundError
 from shirabe.records import TITLE_CHARS, Conversation, Feedback, StoredTurn, Turn
 from shirabe.server.deps import Principal, Server, ServerDep, Who

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from shirabe.access.accounts import Database
-from shirabe.access.conversations import Conversations, client_owner, title_of, user_owner
+from shirabe.conversations import Conversations, client_owner, title_of, user_owner
 from shirabe.errors import ConversationError, NotFoundError
 from shirabe.records import NewTurn
 from shirabe.stores.embedded.accounts import SQLiteDatabase
