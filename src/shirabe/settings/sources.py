@@ -94,6 +94,9 @@ def _field(section: FieldInfo, name: str) -> FieldInfo | None:
 class Environment(EnvSettingsSource):
     """``SHIRABE_<SECTION>__<NAME>`` and the old ``SHIRABE_<NAME>`` in the environment."""
 
+    where = "the environment"
+    """Where the values come from, as a deprecation warning names it."""
+
     def prepare_field_value(
         self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
     ) -> Any:
@@ -101,20 +104,13 @@ class Environment(EnvSettingsSource):
         return super().prepare_field_value(field_name, field, value, value_is_complex)
 
     def __call__(self) -> dict[str, Any]:
-        return _with_old_names(self, super().__call__(), "the environment")
+        return _with_old_names(self, super().__call__(), self.where)
 
 
-class DotEnvFile(DotEnvSettingsSource):
+class DotEnvFile(Environment, DotEnvSettingsSource):
     """The same names in the ``.env`` file."""
 
-    def prepare_field_value(
-        self, field_name: str, field: FieldInfo, value: Any, value_is_complex: bool
-    ) -> Any:
-        value = _without_selector(field_name, value)
-        return super().prepare_field_value(field_name, field, value, value_is_complex)
-
-    def __call__(self) -> dict[str, Any]:
-        return _with_old_names(self, super().__call__(), "the .env file")
+    where = "the .env file"
 
 
 def leaves(values: Mapping[str, Any], sections: frozenset[str]) -> list[tuple[str, ...]]:
