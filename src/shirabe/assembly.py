@@ -31,9 +31,11 @@ from shirabe.indexing.catalog import Catalog
 from shirabe.indexing.factory import ingest_options
 from shirabe.indexing.indexer import Indexer
 from shirabe.indexing.ingest import Ingestor
+from shirabe.indexing.page_images import PageImages
 from shirabe.indexing.parts import IngestParts
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.root import DocumentRoot
+from shirabe.indexing.uploads import Uploads
 from shirabe.indexing.writers import IngestWriters
 from shirabe.llm.protocol import ChatModel
 from shirabe.retrieval.factory import make_retriever
@@ -198,6 +200,17 @@ class Assembly:
         """Where a server keeps uploaded files: an area of its own, never walked as part of
         the document root."""
         return self.root.uploads
+
+    @cached_property
+    def upload_desk(self) -> Uploads:
+        """Where each upload goes, who will read it, whether its uploader may put it there
+        (:mod:`shirabe.indexing.uploads`)."""
+        return Uploads(self.uploads, self.store, self.access)
+
+    @cached_property
+    def page_images(self) -> PageImages:
+        """A passage's PDF page as an image (:mod:`shirabe.indexing.page_images`)."""
+        return PageImages(self.settings.ingest.passwords)
 
     def _bind(self) -> Store:
         """Check the index matches our model and tokenizer (once); re-tokenise if it changed."""

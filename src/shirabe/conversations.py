@@ -81,6 +81,11 @@ def _conversation(row: Row) -> Conversation:
 class Conversations:
     """The conversations and feedback of every owner; each method is for one owner."""
 
+    user_owner = staticmethod(user_owner)
+    """The owner of a signed-in user's conversations."""
+    client_owner = staticmethod(client_owner)
+    """The owner of an anonymous browser's conversations, from the id it keeps."""
+
     def __init__(self, database: Database, *, max_turns: int = 200) -> None:
         self._db = database
         self.max_turns = max_turns

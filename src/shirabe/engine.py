@@ -19,6 +19,7 @@ from shirabe.answering.planner import Plan
 from shirabe.answering.protocol import StreamingGenerator, answer_events
 from shirabe.assembly import Assembly
 from shirabe.errors import UnsearchableError
+from shirabe.loaders.registry import supported_extensions
 from shirabe.records import (
     Answer,
     Chunk,
@@ -88,6 +89,11 @@ class Shirabe(Assembly):
 
     def status(self) -> IndexStatus:
         return self.store.status()
+
+    @staticmethod
+    def file_types() -> list[str]:
+        """Every file suffix some loader reads, with its dot, sorted (``.csv``, ``.docx``, …)."""
+        return sorted(supported_extensions())
 
     def migrate(self, *, embeddings_from: Path | None = None) -> Migration:
         """Bring the store's schema up to date (every command also does on opening it); with

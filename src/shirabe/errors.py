@@ -96,3 +96,33 @@ class ConversationError(ShirabeError):
 
 class NotFoundError(ConversationError):
     """No such conversation or turn for this owner."""
+
+
+class UploadError(ShirabeError):
+    """An upload was refused as asked (a category that is no folder name, or mixes look-alike
+    alphabets); the message says which, and why."""
+
+
+class UploadForbiddenError(UploadError):
+    """The uploader may not give the file the readers its place would give it."""
+
+
+class UploadConflictError(UploadError):
+    """A document of that name is there and is not the uploader's to replace."""
+
+
+class PageImageError(ShirabeError):
+    """The page cannot be shown; the message says which file and page, and why."""
+
+    def __init__(self, message: str, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path
+        """The file the message names, for a face to show as its callers see it."""
+
+
+class NoPageError(PageImageError):
+    """The passage is not on a page of a PDF."""
+
+
+class ChangedFileError(PageImageError):
+    """The file changed since it was indexed: its page may no longer show the passage."""

@@ -23,8 +23,7 @@ from shirabe.cli.options import (
 from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import err, out, print_report
 from shirabe.errors import ConfigurationError, GeneratorError
-from shirabe.indexing.cleanup import BrokenPage
-from shirabe.records import Chunk
+from shirabe.records import BrokenPage, Chunk
 
 T = TypeVar("T")
 

@@ -17,14 +17,13 @@ import re
 import time
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from shirabe.errors import GeneratorError
 from shirabe.indexing.enrich import EnrichmentCache, writer_signature, written_key
 from shirabe.llm.protocol import ChatModel, Message
 from shirabe.loaders.pdf.ocr import ocr_pages
 from shirabe.loaders.pdf.quality import looks_garbled, text_quality
-from shirabe.records import Chunk, Document
+from shirabe.records import BrokenPage, Chunk, Document
 
 log = logging.getLogger(__name__)
 
@@ -62,16 +61,6 @@ MIN_RECALL = 0.6
 """The least share of the page's character pairs the rewrite must keep."""
 _FENCE = re.compile(r"^\s*```[\w-]*\s*$", re.MULTILINE)
 _MARKUP = re.compile(r"[\s|#*`>_~:：\-－—・]+")
-
-
-@dataclass(frozen=True, slots=True)
-class BrokenPage:
-    """A page to rewrite: its file, number and text, and why it counts as broken."""
-
-    path: str
-    number: int
-    text: str
-    reason: str
 
 
 def broken_pages(document: Document, max_chars: int = MAX_PAGE_CHARS) -> list[BrokenPage]:

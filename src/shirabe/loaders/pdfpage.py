@@ -7,17 +7,13 @@ import io
 import re
 from collections.abc import Sequence
 
-from shirabe.errors import ShirabeError
+from shirabe.errors import PageImageError
 
 MAX_PIXELS = 1600
 """The longer side of a page image, in pixels."""
 MARK = (255, 214, 10, 90)
 """The passage's marking: translucent yellow."""
 _PROBE_CHARS = 24
-
-
-class PageImageError(ShirabeError):
-    """The page cannot be shown; the message says which file and page, and why."""
 
 
 def probes(text: str) -> list[str]:
@@ -60,10 +56,10 @@ def render_page(
     try:
         document = pdfium.PdfDocument(path, password=password)
     except (pdfium.PdfiumError, OSError) as exc:
-        raise PageImageError(f"{path}: cannot open the PDF ({exc})") from None
+        raise PageImageError(f"{path}: cannot open the PDF ({exc})", path) from None
     try:
         if not 1 <= page <= len(document):
-            raise PageImageError(f"{path}: no page {page} (it has {len(document)})")
+            raise PageImageError(f"{path}: no page {page} (it has {len(document)})", path)
         sheet = document[page - 1]
         width, height = sheet.get_size()
         scale = MAX_PIXELS / max(width, height, 1)

@@ -207,6 +207,17 @@ UPLOADED_BY = "uploaded_by"
 
 
 @dataclass(frozen=True, slots=True)
+class BrokenPage:
+    """A PDF page whose text reads as broken, to be rewritten at ingest: its file, number and
+    text, and why it counts as broken."""
+
+    path: str
+    number: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class SourceInfo:
     """A file known to the index, with the tags the ingest gave it (:data:`CATEGORY`,
     :data:`GROUPS`, :data:`UPLOADED_BY`) among its metadata."""

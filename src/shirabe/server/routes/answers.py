@@ -88,7 +88,7 @@ class Asking:
                 422, "invalid_request", "again: the stored turns are the history, not history"
             )
         if body.conversation is not None:
-            self.owner = owner_of(who, request)
+            self.owner = owner_of(who, request, server)
             kept = server.shirabe.conversations
             try:
                 found = kept.get(self.owner, body.conversation)

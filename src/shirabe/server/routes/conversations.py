@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
-from shirabe.conversations import client_owner, user_owner
 from shirabe.errors import ConversationError, NotFoundError
 from shirabe.records import TITLE_CHARS, Conversation, Feedback, StoredTurn, Turn
 from shirabe.server.deps import Principal, Server, ServerDep, Who
@@ -25,23 +24,24 @@ CLIENT_HEADER = "x-shirabe-client"
 WITHHELD = "この回答が引用した文書は、現在あなたには閲覧できないため表示しません。"
 
 
-def owner_of(who: Principal, request: Request) -> str:
+def owner_of(who: Principal, request: Request, server: Server) -> str:
     """Whose conversations a request may see: the user's, or the anonymous browser's."""
+    kept = server.shirabe.conversations
     if who.name is not None:
-        return user_owner(who.name)
+        return kept.user_owner(who.name)
     client = request.headers.get(CLIENT_HEADER, "")
     if not client:
         raise ApiError(
             400, "no_client", f"anonymous callers keep conversations under an {CLIENT_HEADER} id"
         )
     try:
-        return client_owner(client)
+        return kept.client_owner(client)
     except ConversationError as exc:
         raise ApiError(400, "bad_client", str(exc)) from None
 
 
-def _owner(who: Who, request: Request) -> str:
-    return owner_of(who, request)
+def _owner(who: Who, request: Request, server: ServerDep) -> str:
+    return owner_of(who, request, server)
 
 
 Owner = Annotated[str, Depends(_owner)]

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
-import re
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -16,13 +15,16 @@ from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from sse_starlette.sse import EventSourceResponse
 from starlette.concurrency import run_in_threadpool
 
-from shirabe.indexing.places import place_of
-from shirabe.loaders.pdfpage import PageImageError, probes, render_page
-from shirabe.loaders.protocol import LoadOptions
-from shirabe.loaders.registry import loader_for
+from shirabe.errors import (
+    ChangedFileError,
+    NoPageError,
+    PageImageError,
+    UploadConflictError,
+    UploadError,
+    UploadForbiddenError,
+)
 from shirabe.records import (
     CATEGORY,
-    PUBLIC,
     UPLOADED_BY,
     Chunk,
     IngestEvent,
@@ -31,17 +33,13 @@ from shirabe.records import (
 )
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
-from shirabe.text.paths import canonical_name, mixed_scripts
+from shirabe.text.paths import canonical_name
 
 router = APIRouter(tags=["documents"])
 
 UPLOAD_CATEGORY = "アップロード"
 ANONYMOUS = "(anonymous)"
 """The uploader the audit log names for an upload without a token (local anonymous access)."""
-MAX_NAME_BYTES = 200
-"""Uploaded names are shortened to this many UTF-8 bytes, their suffix kept: file systems hold
-255 bytes a name, and a file being received has ``.part`` added."""
-_UNSAFE = re.compile(r'[\x00-\x1f<>:"|?*\\/]')
 
 
 @router.get("/api/documents")
@@ -97,12 +95,14 @@ async def upload(
         )
     if who.name is None and server.shirabe.settings.server.anonymous != "localhost":
         raise ApiError(403, "sign_in_required", "sign in with an API token to upload")
-    folder = _upload_folder(server.uploads, category)
+    desk = server.shirabe.upload_desk
+    with _refusals():
+        folder = desk.folder(category)
     async with server.upload_lock:  # checked and written in turn; the ingest may then wait
         checked = [_checked(who, server, folder, f) for f in files]
         folder.mkdir(parents=True, exist_ok=True)
         saved, rejected, unusable = await _save_all(
-            files, folder, server.shirabe.settings.limits.max_file_bytes
+            files, folder, server.shirabe.settings.limits.max_file_bytes, server
         )
     uploader = who.name or ANONYMOUS
 
@@ -136,49 +136,28 @@ async def upload(
     return EventSourceResponse(_progress_events(run, result, server))
 
 
-def _may_replace(who: Principal, server: Server, path: Path) -> bool:
-    """Whether ``who`` may write the document at ``path`` in the uploads area: a new one, one
-    they uploaded, or any for an admin. A file there that is not indexed yet (another upload
-    waiting for its ingest, or a file put there by hand) is nobody's to replace but an
-    admin's."""
-    if who.admin:
-        return True
-    place = place_of(path, server.uploads)
-    assert place is not None
-    existing = server.shirabe.store.get_source(place.key)
-    if existing is None:
-        return not path.exists()
-    return who.name is not None and existing.metadata.get(UPLOADED_BY) == who.name
-
-
 def _checked(who: Principal, server: Server, folder: Path, upload: UploadFile) -> tuple[str, ...]:
     """The readers an upload would have; refused before anything is saved when ``who`` may
     not give them those readers (403) or may not replace the document there (409)."""
-    name = _safe_name(upload.filename or "")
-    if name is None:
+    desk = server.shirabe.upload_desk
+    target = desk.target(folder, upload.filename or "")
+    if target is None:
         return ()
-    place = place_of(folder / name, server.uploads)
-    assert place is not None
-    readers = server.shirabe.access.groups_for(place.relative)
-    if who.admin:
-        return readers
-    own = who.reader.visible or frozenset({PUBLIC})
-    outside = [g for g in readers if g not in own]
-    if outside:
-        raise ApiError(
-            403,
-            "forbidden",
-            f"{place.relative} would be readable by {', '.join(outside)}, which you are not "
-            "in; upload it into a category of your own groups",
-        )
-    if not _may_replace(who, server, folder / name):
-        raise ApiError(
-            409,
-            "conflict",
-            f"{place.relative} already exists and was not uploaded by you; only an admin can "
-            "replace it (upload it under another name or category)",
-        )
-    return readers
+    with _refusals():
+        return desk.readers(who.reader, who.name, target)
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """An upload refused by the engine, given as the API's error."""
+    try:
+        yield
+    except UploadForbiddenError as exc:
+        raise ApiError(403, "forbidden", str(exc)) from None
+    except UploadConflictError as exc:
+        raise ApiError(409, "conflict", str(exc)) from None
+    except UploadError as exc:
+        raise ApiError(422, "invalid_request", str(exc)) from None
 
 
 async def _progress_events(run: Any, result: Any, server: Server) -> AsyncIterator[dict[str, str]]:
@@ -258,29 +237,15 @@ def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
     document the caller may not read is reported as missing, like one that does not exist; a
     file changed since it was indexed is a 409 (the page may no longer show the passage)."""
     chunk, source = _readable_passage(server, who, chunk_id)
-    page = chunk.locator.get("page")
-    if not source.path.lower().endswith(".pdf") or not isinstance(page, int):
-        raise ApiError(404, "no_page", f"passage {chunk_id} is not on a PDF page")
-    path = Path(source.path)
-    if not path.is_file() or _sha256(path) != source.sha256:
-        raise ApiError(409, "changed", f"{server.show(source.path)} changed since it was indexed")
-    options = LoadOptions(passwords=server.shirabe.settings.ingest.passwords)
     try:
-        image = render_page(
-            source.path, page, probes(chunk.text), password=options.password_for(path)
-        )
+        image = server.shirabe.page_images.render(chunk, source)
+    except NoPageError as exc:
+        raise ApiError(404, "no_page", str(exc)) from None
     except PageImageError as exc:
-        shown = str(exc).replace(source.path, server.show(source.path))
-        raise ApiError(422, "no_image", shown) from None
+        shown = str(exc).replace(exc.path, server.show(exc.path)) if exc.path else str(exc)
+        code = (409, "changed") if isinstance(exc, ChangedFileError) else (422, "no_image")
+        raise ApiError(*code, shown) from None
     return Response(image, media_type="image/png", headers={"Cache-Control": "private, no-store"})
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @router.delete("/api/documents/{document_id}")
@@ -302,48 +267,8 @@ def reindex(who: Admin, server: ServerDep) -> dict[str, Any]:
     return {"counts": report.counts, "seconds": report.seconds}
 
 
-def _safe_name(filename: str) -> str | None:
-    """The last path component of an uploaded name, if it is a usable file name. Format
-    characters are dropped: a right-to-left override would show ``ok\u202egpj.md`` as
-    ``okdm.jpg``."""
-    name = unicodedata.normalize("NFC", filename.replace("\\", "/").rsplit("/", 1)[-1])
-    name = "".join(ch for ch in name if unicodedata.category(ch) != "Cf").strip()
-    if not name or name in {".", ".."} or name.startswith(".") or _UNSAFE.search(name):
-        return None
-    return _shortened(name)
-
-
-def _shortened(name: str, limit: int = MAX_NAME_BYTES) -> str:
-    """``name`` cut to ``limit`` UTF-8 bytes at a character boundary, its suffix kept."""
-    if len(name.encode("utf-8")) <= limit:
-        return name
-    suffix = Path(name).suffix if len(Path(name).suffix) <= 16 else ""
-    room = limit - len(suffix.encode("utf-8"))
-    stem = name[: len(name) - len(suffix)].encode("utf-8")[:room].decode("utf-8", "ignore")
-    return stem + suffix
-
-
-def _upload_folder(uploads: Path, category: str) -> Path:
-    """The folder of ``category`` in the uploads area (made only once the upload is allowed),
-    named in its canonical form: ``⼈事`` or ``人事.`` is the category ``人事``, with its
-    readers. A name that mixes look-alike alphabets (``НR`` with a Cyrillic Н) is refused: it
-    would be shown as another category's name."""
-    name = _safe_name(canonical_name(category))
-    if name is None:
-        raise ApiError(422, "invalid_request", f"category: {category!r} is not a folder name")
-    mixed = mixed_scripts(name)
-    if mixed:
-        raise ApiError(
-            422,
-            "invalid_request",
-            f"category: {category!r} mixes {' and '.join(s.title() for s in mixed)} letters, "
-            "which look alike; write it in one alphabet",
-        )
-    return uploads / name
-
-
 async def _save_all(
-    files: list[UploadFile], folder: Path, limit: int
+    files: list[UploadFile], folder: Path, limit: int, server: Server
 ) -> tuple[list[Path], list[tuple[Path, str]], list[dict[str, Any]]]:
     """The uploads written to ``folder``; each one refused with its reason (recorded as a
     failure of the run, so that the document list shows it); and the outcome of each file
@@ -351,20 +276,20 @@ async def _save_all(
     saved: list[Path] = []
     rejected: list[tuple[Path, str]] = []
     unusable: list[dict[str, Any]] = []
+    desk = server.shirabe.upload_desk
     for upload_file in files:
-        name = _safe_name(upload_file.filename or "")
-        if name is None:
+        target = desk.target(folder, upload_file.filename or "")
+        if target is None:
             shown = unicodedata.normalize("NFC", upload_file.filename or "")
             unusable.append(
                 {"path": shown, "outcome": "failed", "chunks": 0, "reason": "not a file name"}
             )
-        elif loader_for(Path(name)) is None:
-            suffix = Path(name).suffix or "(none)"
-            rejected.append((folder / name, f"unsupported file type {suffix}"))
-        elif await _save(upload_file, folder / name, limit) is None:
-            rejected.append((folder / name, f"file too large (limit {limit:,} bytes)"))
+        elif (unsupported := desk.unsupported(target)) is not None:
+            rejected.append((target, unsupported))
+        elif await _save(upload_file, target, limit) is None:
+            rejected.append((target, f"file too large (limit {limit:,} bytes)"))
         else:
-            saved.append(folder / name)
+            saved.append(target)
     return saved, rejected, unusable
 
 
