@@ -17,7 +17,8 @@ from typing import Protocol, TypeVar
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
-from shirabe.access.map import AccessMap, load_access_map
+from shirabe.access.map import AccessMap, AccessMapFile
+from shirabe.access.people import People
 from shirabe.answering.answerer import Answerer
 from shirabe.answering.planner import Planner
 from shirabe.answering.protocol import Generator
@@ -34,6 +35,7 @@ from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.page_images import PageImages
 from shirabe.indexing.parts import IngestParts
 from shirabe.indexing.passages import chunk_terms
+from shirabe.indexing.readers import Readers
 from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.uploads import Uploads
 from shirabe.indexing.writers import IngestWriters
@@ -138,9 +140,21 @@ class Assembly:
         return Conversations(self.accounts.database, max_turns=turns)
 
     @cached_property
-    def access(self) -> AccessMap:
+    def people(self) -> People:
+        """Users, groups and tokens as the command line and the admin page change them,
+        audited (:mod:`shirabe.access.people`)."""
+        return People(self.accounts, token_lifetime=self.settings.server.token_lifetime)
+
+    @cached_property
+    def access_file(self) -> AccessMapFile:
+        """The access map file of the settings (read again when it changes)."""
         ingest = self.settings.ingest
-        return load_access_map(ingest.access_map, ingest.default_groups)
+        return AccessMapFile(ingest.access_map, ingest.default_groups)
+
+    @property
+    def access(self) -> AccessMap:
+        """The access map in effect now."""
+        return self.access_file.current()
 
     @cached_property
     def generator(self) -> Generator:
@@ -201,11 +215,17 @@ class Assembly:
         the document root."""
         return self.root.uploads
 
-    @cached_property
+    @property
     def upload_desk(self) -> Uploads:
         """Where each upload goes, who will read it, whether its uploader may put it there
         (:mod:`shirabe.indexing.uploads`)."""
         return Uploads(self.uploads, self.store, self.access)
+
+    @cached_property
+    def readers(self) -> Readers:
+        """Who reads the documents, place by place, and what another access map would
+        change (:mod:`shirabe.indexing.readers`)."""
+        return Readers(self.store, self.root)
 
     @cached_property
     def page_images(self) -> PageImages:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from shirabe.access.audit import AuditWriter
 from shirabe.answering.merge import merge_answers
 from shirabe.answering.planner import Plan
 from shirabe.answering.protocol import StreamingGenerator, answer_events
@@ -21,7 +22,10 @@ from shirabe.assembly import Assembly
 from shirabe.errors import UnsearchableError
 from shirabe.loaders.registry import supported_extensions
 from shirabe.records import (
+    AccessPreview,
     Answer,
+    AuditEntry,
+    AuditQuery,
     Chunk,
     Document,
     DoneEvent,
@@ -31,10 +35,14 @@ from shirabe.records import (
     IndexStatus,
     IngestReport,
     Progress,
+    RunningIngest,
     Turn,
 )
 from shirabe.stores.protocol import Migration
 from shirabe.text.terms import searchable
+
+ACCESS_MAP = "access_map"
+"""The audit log's action for a saved access map (its ``path`` is the map's file)."""
 
 
 class Shirabe(Assembly):
@@ -77,6 +85,54 @@ class Shirabe(Assembly):
     def remove(self, path: Path | str, *, actor: str | None = None) -> int:
         """Drop a file, or every file under a folder, from the index. Returns how many."""
         return self.indexer.remove(path, actor=actor)
+
+    def remove_failed(self, key: str | None = None, *, actor: str | None = None) -> list[str]:
+        """Drop the failed entry at ``key``, or every failed one; the keys dropped
+        (:meth:`Indexer.remove_failed <shirabe.indexing.indexer.Indexer.remove_failed>`)."""
+        return self.indexer.remove_failed(key, actor=actor)
+
+    def reread(
+        self, key: str, progress: Progress | None = None, *, actor: str | None = None
+    ) -> IngestReport:
+        """Ingest again the file or folder at ``key``, in the uploads area or below the root
+        (:meth:`Indexer.reread <shirabe.indexing.indexer.Indexer.reread>`)."""
+        return self.indexer.reread(key, progress, actor=actor)
+
+    def running_ingests(self) -> list[RunningIngest]:
+        """The ingest runs under way in this process, oldest first, as far as each has gone."""
+        return self.indexer.runs.now()
+
+    def audit_log(
+        self, *, limit: int = 100, offset: int = 0, query: AuditQuery | None = None
+    ) -> list[AuditEntry]:
+        """The audit log, newest first: the entries ``query`` asks for (index-wide: admins)."""
+        return self.accounts.audit_log(limit=limit, offset=offset, query=query)
+
+    # the access map
+
+    def preview_access(self, text: str, *, limit: int | None = None) -> AccessPreview:
+        """What saving the access map ``text`` would change: the documents whose readers
+        change (the first ``limit``), and per group the documents it gains and loses. A map
+        that does not parse is a :class:`ConfigurationError` naming the rule."""
+        return self.readers.preview(self.access_file.parse(text), limit=limit)
+
+    def change_access(
+        self, text: str, progress: Progress | None = None, *, actor: str | None = None
+    ) -> tuple[AccessPreview, IngestReport]:
+        """Save the access map ``text`` (audited), then give every document whose readers
+        it changes its new readers, reading it again with its embeddings from the cache;
+        what changed, and the report of that reading. Other documents take the new map's
+        signature at their next ingest."""
+        old = self.access_file.text()
+        self.access_file.write(text)
+        change = self.readers.preview(self.access)
+        if text.strip() != old.strip():
+            moved = "".join(f", {g.group} +{g.gains} -{g.loses}" for g in change.groups)
+            detail = f"{change.changed} document(s) change readers{moved}"
+            AuditWriter(self.accounts, actor)(ACCESS_MAP, str(self.access_file.path), detail)
+        keys = [c.path for c in change.changes]
+        report = self.indexer.retag(keys, progress, actor=actor) if keys else IngestReport()
+        return change, report
 
     def documents(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, Document, list[Chunk]]]:
         """Each file under ``paths`` as an ingest would read it (loaded, and its passages),

@@ -85,6 +85,19 @@ class AccountError(ShirabeError):
     """A user or token operation was refused; the message says which user or token, and why."""
 
 
+class NoAccountError(AccountError):
+    """No such user or token."""
+
+
+class AccountConflictError(AccountError):
+    """A change the accounts as they are now refuse: a user that already exists, or the last
+    admin removed or demoted."""
+
+
+class LastAdminError(AccountConflictError):
+    """The last admin removed or demoted: the index would have no one to manage it."""
+
+
 class SignInError(AccountError):
     """A token that signs no one in; the message says why ("unknown or revoked token",
     "expired token"), never the token."""

@@ -19,8 +19,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from shirabe.access.map import check_group
-from shirabe.errors import AccountError, SignInError
-from shirabe.records import PUBLIC, AuditEntry, User
+from shirabe.errors import (
+    AccountConflictError,
+    AccountError,
+    LastAdminError,
+    NoAccountError,
+    SignInError,
+)
+from shirabe.records import PUBLIC, AuditEntry, AuditQuery, User
 
 TOKEN_PREFIX = "shb_"
 
@@ -79,6 +85,34 @@ def _expired(expires_at: str | None, now: datetime | None = None) -> bool:
     return datetime.fromisoformat(expires_at) <= (now or datetime.now(UTC))
 
 
+_ANOTHER_ADMIN = "EXISTS (SELECT 1 FROM users u2 WHERE u2.admin = 1 AND u2.name <> ?)"
+"""True while an admin other than the user named by the parameter is left."""
+
+
+def _like(part: str) -> str:
+    """A ``LIKE ... ESCAPE '\\'`` pattern matching ``part`` anywhere, as written."""
+    escaped = part.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _audit_where(query: AuditQuery) -> tuple[str, list[str]]:
+    """The ``WHERE`` clause (with its leading space; empty for no filter) and parameters."""
+    clauses: list[str] = []
+    params: list[str] = []
+    for column, part in (("actor", query.actor), ("path", query.path)):
+        if part:
+            clauses.append(f"lower({column}) LIKE lower(?) ESCAPE '\\'")  # any case, both stores
+            params.append(_like(part))
+    if query.action:
+        clauses.append("action = ?")
+        params.append(query.action)
+    for operator, moment in ((">=", query.since), ("<", query.until)):
+        if moment is not None:  # stamps in one form compare as text
+            clauses.append(f"at {operator} ?")
+            params.append(_stamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC)))
+    return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
 def _check_name(name: str) -> str:
     name = name.strip()
     if not name or len(name) > 64 or any(ch.isspace() for ch in name) or name.startswith("("):
@@ -120,13 +154,13 @@ class Accounts:
                 (name, json.dumps(clean, ensure_ascii=False), int(admin), _now()),
             )
         except DuplicateError:
-            raise AccountError(f"user {name!r} already exists") from None
+            raise AccountConflictError(f"user {name!r} already exists") from None
         return self.get_user(name)
 
     def get_user(self, name: str) -> User:
         rows = self._db.query("SELECT * FROM users WHERE name = ?", (name,))
         if not rows:
-            raise AccountError(f"no user {name!r}")
+            raise NoAccountError(f"no user {name!r}")
         return self._user(rows[0])
 
     def list_users(self) -> list[User]:
@@ -142,15 +176,29 @@ class Accounts:
             else tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
         )
         new_admin = user.admin if admin is None else admin
-        self._db.change(
-            "UPDATE users SET groups = ?, admin = ? WHERE name = ?",
-            (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name),
-        )
+        demoted = user.admin and not new_admin
+        sql = "UPDATE users SET groups = ?, admin = ? WHERE name = ?"
+        params: tuple[Any, ...] = (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name)
+        if demoted:  # one statement: two admins demoting each other at once leave one
+            sql, params = f"{sql} AND {_ANOTHER_ADMIN}", (*params, name)
+        if self._db.change(sql, params) == 0:
+            raise self._missing_or_last(name)
         return self.get_user(name)
 
     def remove_user(self, name: str) -> None:
-        if self._db.change("DELETE FROM users WHERE name = ?", (name,)) == 0:
-            raise AccountError(f"no user {name!r}")
+        """Remove a user; their tokens stop working at once. The last admin stays
+        (:class:`AccountError`): someone must be able to manage the index from the page."""
+        sql = f"DELETE FROM users WHERE name = ? AND (admin = 0 OR {_ANOTHER_ADMIN})"
+        if self._db.change(sql, (name, name)) == 0:
+            raise self._missing_or_last(name)
+
+    def _missing_or_last(self, name: str) -> LastAdminError:
+        """Why a change to ``name`` touched nothing: no such user, or the last admin."""
+        self.get_user(name)  # raises for a user that is not there
+        return LastAdminError(
+            f"{name!r} is the last admin: make another user an admin first "
+            "(the index needs an admin to be managed)"
+        )
 
     # tokens
 
@@ -172,12 +220,12 @@ class Accounts:
             (user, digest, label, _stamp(now), expires_at),
         )
         token_id = int(self._db.query("SELECT id FROM tokens WHERE hash = ?", (digest,))[0]["id"])
-        return self._token(token_id), secret
+        return self.get_token(token_id), secret
 
-    def _token(self, token_id: int) -> TokenInfo:
+    def get_token(self, token_id: int) -> TokenInfo:
         rows = self._db.query("SELECT * FROM tokens WHERE id = ?", (token_id,))
         if not rows:
-            raise AccountError(f"no token {token_id}")
+            raise NoAccountError(f"no token {token_id}")
         row = rows[0]
         return TokenInfo(
             row["id"],
@@ -194,11 +242,11 @@ class Accounts:
         if user is not None:
             sql, params = sql + ' WHERE "user" = ?', [user]
         ids = [r["id"] for r in self._db.query(sql + " ORDER BY id", params)]
-        return [self._token(i) for i in ids]
+        return [self.get_token(i) for i in ids]
 
     def revoke_token(self, token_id: int) -> None:
         if self._db.change("UPDATE tokens SET revoked = 1 WHERE id = ?", (token_id,)) == 0:
-            raise AccountError(f"no token {token_id}")
+            raise NoAccountError(f"no token {token_id}")
 
     def authenticate(self, secret: str) -> User | None:
         """The user a token belongs to, or None for an unknown, revoked or expired token."""
@@ -234,10 +282,14 @@ class Accounts:
             (_now(), actor, action, path, detail),
         )
 
-    def audit_log(self, *, limit: int = 100, offset: int = 0) -> list[AuditEntry]:
-        """The newest entries first."""
+    def audit_log(
+        self, *, limit: int = 100, offset: int = 0, query: AuditQuery | None = None
+    ) -> list[AuditEntry]:
+        """The newest entries first; those ``query`` asks for, when given."""
+        where, params = _audit_where(query or AuditQuery())
         rows = self._db.query(
-            "SELECT * FROM audit ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
+            f"SELECT * FROM audit{where} ORDER BY id DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
         )
         return [
             AuditEntry(r["id"], r["at"], r["actor"], r["action"], r["path"], r["detail"])

@@ -21,7 +21,9 @@ folder level of the glob and of the path: a folder ``⼈事`` (a Kangxi radical)
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import threading
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from shirabe.errors import ConfigurationError
 from shirabe.records import PUBLIC, Filters, Reader
-from shirabe.settings import read_yaml
+from shirabe.settings import parse_yaml, read_yaml
 from shirabe.text.globs import glob_regex
 from shirabe.text.paths import canonical_name
 
@@ -127,6 +129,70 @@ def load_access_map(path: Path | None, default: Sequence[str]) -> AccessMap:
     if path is None:
         return parse_access_map(None, "default groups", default)
     return parse_access_map(read_yaml(path, "access map"), f"access map {path}", default)
+
+
+class AccessMapFile:
+    """The access map the settings name, read again whenever its file changes: saved from the
+    admin page, by another server sharing it, or by hand. Without a file, the default groups
+    decide every document and there is nothing to save."""
+
+    def __init__(self, path: Path | None, default: Sequence[str]) -> None:
+        self.path = path
+        self._default = tuple(default)
+        self._lock = threading.Lock()
+        self._read: tuple[tuple[int, int, int] | None, AccessMap] | None = None
+
+    def current(self) -> AccessMap:
+        """The map as the file holds it now (:class:`ConfigurationError` for a broken one)."""
+        stamp = self._stamp()
+        with self._lock:
+            if self._read is None or self._read[0] != stamp:
+                self._read = (stamp, load_access_map(self.path, self._default))
+            return self._read[1]
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            found = self.path.stat()
+        except OSError:
+            return None  # reading it says why
+        return (found.st_mtime_ns, found.st_size, found.st_ino)
+
+    def text(self) -> str:
+        """The file's rules as written (empty without a file)."""
+        if self.path is None:
+            return ""
+        try:
+            return self.path.read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise ConfigurationError(f"access map {self.path}: {exc.strerror or exc}") from None
+
+    def parse(self, text: str) -> AccessMap:
+        """The map ``text`` (YAML) would be; :class:`ConfigurationError` naming the rule that
+        is wrong."""
+        origin = f"access map {self.path or ''}".strip()
+        return parse_access_map(parse_yaml(text, origin), origin, self._default)
+
+    def write(self, text: str) -> AccessMap:
+        """Replace the file with ``text`` once it parses (at once: a reader sees the old file
+        or the new one); the new map."""
+        if self.path is None:
+            raise ConfigurationError(
+                "no access map file is configured (SHIRABE_INGEST__ACCESS_MAP): the default "
+                "groups decide every document; name a file to keep rules in"
+            )
+        access = self.parse(text)
+        partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
+        try:
+            partial.write_text(text if text.endswith("\n") or not text else text + "\n", "utf-8")
+            os.replace(partial, self.path)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise ConfigurationError(f"access map {self.path}: {exc.strerror or exc}") from None
+        with self._lock:
+            self._read = None
+        return access
 
 
 def restrict(filters: Filters | None, reader: Reader | None) -> Filters | None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from datetime import timedelta
 from typing import Annotated, Any
 
 import typer
@@ -13,8 +12,8 @@ from rich.table import Table
 
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.render import err, out
+from shirabe.errors import AccountError
 from shirabe.records import User
-from shirabe.settings import parse_lifetime
 
 GroupOption = Annotated[
     list[str] | None, typer.Option("--group", "-g", help="A group of the user (repeatable).")
@@ -33,7 +32,7 @@ def users_add(
 ) -> None:
     """Add a user."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        user = shirabe.accounts.add_user(name, group or [], admin=admin)
+        user = shirabe.people.add_user(name, group or [], admin=admin)
     out.print(
         f"added {escape(user.name)}: groups {', '.join(user.groups) or '-'}"
         + (" (admin)" if user.admin else "")
@@ -50,14 +49,14 @@ def users_set(
 ) -> None:
     """Replace a user's groups (with --group) or change the admin role."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        user = shirabe.accounts.update_user(name, groups=group, admin=admin)
+        user = shirabe.people.update_user(name, groups=group, admin=admin)
     out.print_json(json.dumps(_user_json(user), ensure_ascii=False))
 
 
 def users_list(index: IndexOption = None, json_out: JsonOption = False) -> None:
     """List users and their groups."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        users = shirabe.accounts.list_users()
+        users = shirabe.people.users()
     if json_out:
         out.print_json(json.dumps([_user_json(u) for u in users], ensure_ascii=False))
         return
@@ -72,9 +71,9 @@ def users_list(index: IndexOption = None, json_out: JsonOption = False) -> None:
 def users_remove(
     name: Annotated[str, typer.Argument(help="User name.")], index: IndexOption = None
 ) -> None:
-    """Remove a user and revoke their tokens."""
+    """Remove a user and revoke their tokens (not the last admin)."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        shirabe.accounts.remove_user(name)
+        shirabe.people.remove_user(name)
     out.print(f"removed {escape(name)}")
 
 
@@ -92,32 +91,15 @@ def tokens_create(
     index: IndexOption = None,
 ) -> None:
     """Create an API token; it is printed once and cannot be shown again."""
-    with errors():
-        settings = make_settings(index=index)
-        lifetime = token_lifetime(expires, settings.server.token_lifetime)
-        with opened(settings, indexed=False) as shirabe:
-            info, secret = shirabe.accounts.create_token(user, label, lifetime=lifetime)
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
+        try:
+            shirabe.people.lifetime(expires)
+        except AccountError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--expires") from None
+        info, secret = shirabe.people.create_token(user, label, expires=expires)
     until = f", expires {info.expires_at}" if info.expires_at else ""
     err.print(f"token {info.id} for {escape(user)}{until} (store it now; it is not shown again):")
     print(secret)
-
-
-def token_lifetime(expires: str | None, most: str | None) -> timedelta | None:
-    """The lifetime ``--expires`` asks for, within the site's ``token_lifetime`` (``most``),
-    which is also the default; None: the token never expires."""
-    longest = parse_lifetime(most) if most is not None else None
-    if expires is None:
-        return longest
-    try:
-        lifetime = parse_lifetime(expires)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--expires") from None
-    if longest is not None and lifetime > longest:
-        raise typer.BadParameter(
-            f"{expires} is longer than SHIRABE_SERVER__TOKEN_LIFETIME ({most})",
-            param_hint="--expires",
-        )
-    return lifetime
 
 
 def tokens_list(
@@ -127,7 +109,7 @@ def tokens_list(
 ) -> None:
     """List tokens (never their secrets)."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        tokens = shirabe.accounts.list_tokens(user)
+        tokens = shirabe.people.tokens(user)
     if json_out:
         out.print_json(json.dumps([asdict(t) for t in tokens], ensure_ascii=False))
         return
@@ -153,5 +135,5 @@ def tokens_revoke(
 ) -> None:
     """Revoke a token: it stops working at once."""
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        shirabe.accounts.revoke_token(token_id)
+        shirabe.people.revoke_token(token_id)
     out.print(f"revoked token {token_id}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,7 @@ from rich.table import Table
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.progress import ingest_with_progress, move_root_with_progress
 from shirabe.cli.render import display_path, err, out, print_report, report_json
+from shirabe.records import AuditQuery
 
 
 def ingest(
@@ -157,11 +159,32 @@ def root(
 def audit(
     index: IndexOption = None,
     limit: Annotated[int, typer.Option(help="How many entries, newest first.")] = 50,
+    actor: Annotated[str | None, typer.Option(help="Only entries whose actor holds this.")] = None,
+    action: Annotated[
+        str | None, typer.Option(help="Only this action (delete, user_add, access_map, ...).")
+    ] = None,
+    path: Annotated[
+        str | None, typer.Option("--path", help="Only entries whose document or user holds this.")
+    ] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="Only entries at or after this local time.")
+    ] = None,
+    until: Annotated[datetime | None, typer.Option(help="Only entries before this local time.")] = (
+        None
+    ),
     json_out: JsonOption = False,
 ) -> None:
-    """Who uploaded, replaced, deleted or changed the readers of a document, and when."""
+    """Who uploaded, replaced, deleted or changed the readers of a document, who changed users,
+    tokens or the access map, and when."""
+    query = AuditQuery(
+        actor=actor,
+        action=action,
+        path=path,
+        since=since.astimezone() if since else None,
+        until=until.astimezone() if until else None,
+    )
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        entries = shirabe.accounts.audit_log(limit=limit)
+        entries = shirabe.audit_log(limit=limit, query=query)
     if json_out:
         out.print_json(json.dumps([asdict(e) for e in entries], ensure_ascii=False))
         return

@@ -16,6 +16,7 @@ from shirabe.errors import ShirabeError
 from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.places import common_root, place_of
 from shirabe.indexing.root import DocumentRoot
+from shirabe.indexing.runs import Runs
 from shirabe.records import Chunk, Document, FileResult, IngestReport, Progress
 from shirabe.stores.protocol import Store
 
@@ -34,6 +35,8 @@ class Indexer:
         self._root = root
         self._accounts = accounts
         self._make = make
+        self.runs = Runs()
+        """The runs under way in this process."""
 
     def ingest(
         self,
@@ -53,9 +56,39 @@ class Indexer:
         root = area if area is not None else self._root.claim(given)
         if root is None:
             return IngestReport()
-        ingestor = self._ingestor(root, area, actor)
-        with self._store().updating():
-            return ingestor.run(given, progress, uploader=uploader, rejected=rejected)
+        audit = AuditWriter(self._accounts, actor)
+        ingestor = self._ingestor(root, area, audit)
+        with self.runs.run(audit.actor, progress) as run, self._store().updating():
+            run.started()
+            return ingestor.run(given, run, uploader=uploader, rejected=rejected)
+
+    def reread(
+        self, key: str, progress: Progress | None = None, *, actor: str | None = None
+    ) -> IngestReport:
+        """Ingest again the file or folder at ``key`` (a key of the index, or a folder
+        below the document root or the uploads area): an upload in the uploads area, the rest
+        below the root. A file that is gone leaves the index."""
+        path = Path(key)
+        if place_of(path, self._root.uploads) is not None:
+            return self.ingest([path], progress, area=self._root.uploads, actor=actor)
+        return self.ingest([path], progress, actor=actor)
+
+    def retag(
+        self, keys: Sequence[str], progress: Progress | None = None, *, actor: str | None = None
+    ) -> IngestReport:
+        """Read the documents at ``keys`` again under the access map in effect (their
+        passages' embeddings come from the cache: nothing is embedded again); uploads in
+        their area, the rest below the root. One report of both."""
+        uploads = [k for k in keys if place_of(k, self._root.uploads) is not None]
+        others = [k for k in keys if k not in set(uploads)]
+        report = IngestReport()
+        if others:
+            report = self.ingest(others, progress, actor=actor)
+        if uploads:
+            done = self.ingest(uploads, progress, area=self._root.uploads, actor=actor)
+            report.files += done.files
+            report.seconds += done.seconds
+        return report
 
     def move_root(
         self, folder: Path | str, progress: Progress | None = None, *, actor: str | None = None
@@ -80,11 +113,24 @@ class Indexer:
         return report
 
     def remove(self, path: Path | str, *, actor: str | None = None) -> int:
-        """Drop a file, or every file under a folder, from the index. Returns how many."""
+        """Drop a file, or every file under a folder, from the index (an upload's file too:
+        it has no other home). Returns how many."""
         store = self._store()
         key = path if isinstance(path, str) and store.get_source(path) else self._root.key_of(path)
         keys = [key] + [info.path for info in store.list_sources(under=key)]
         return len(self._remove(keys, actor))
+
+    def remove_failed(self, key: str | None = None, *, actor: str | None = None) -> list[str]:
+        """Drop the failed entry at ``key``, or every failed entry (a failed upload's file
+        too); the keys dropped. A file in the folders that still fails comes back with the
+        next ingest of its folder: fix it or delete it there."""
+        store = self._store()
+        failed = {s.path: s for s in store.list_sources() if s.status != "ok"}
+        if key is not None:
+            if key not in failed:
+                raise ShirabeError(f"{key}: not a failed document")
+            failed = {key: failed[key]}
+        return self._remove(list(failed), actor, "failed entry removed")
 
     def documents(self, paths: Sequence[Path | str]) -> Iterator[tuple[str, Document, list[Chunk]]]:
         """Each file under ``paths`` as an ingest would read it (loaded, and its passages),
@@ -92,12 +138,12 @@ class Indexer:
         given = [Path(p) for p in paths]
         root = self._root.path or common_root(given)  # an estimate records no root
         if root is not None:
-            yield from self._ingestor(root, None, None).documents(given)
+            yield from self._ingestor(root, None, AuditWriter(self._accounts)).documents(given)
 
-    def _ingestor(self, root: Path, area: Path | None, actor: str | None) -> Ingestor:
+    def _ingestor(self, root: Path, area: Path | None, audit: AuditWriter) -> Ingestor:
         uploads = self._root.uploads
         skip = [] if area == uploads else [uploads]
-        return self._make(root, skip, AuditWriter(self._accounts, actor))
+        return self._make(root, skip, audit)
 
     def _remove(self, keys: Sequence[str], actor: str | None, why: str = "removed") -> list[str]:
         """Drop the files of ``keys``, each in the audit log; the keys that were indexed."""
@@ -107,5 +153,7 @@ class Indexer:
                 if store.remove_source(key):
                     removed.append(key)
                     audit("delete", key, why)
+                    if place_of(key, self._root.uploads) is not None:
+                        Path(key).unlink(missing_ok=True)  # else the next start reads it again
             store.refresh()
         return removed

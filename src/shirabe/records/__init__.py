@@ -7,6 +7,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from shirabe.records.admin import (
+    AccessPreview as AccessPreview,
+    AuditQuery as AuditQuery,
+    GroupChange as GroupChange,
+    PlaceReaders as PlaceReaders,
+    ReaderChange as ReaderChange,
+    RunningIngest as RunningIngest,
+)
 from shirabe.records.readers import (
     COMMENT_CHARS as COMMENT_CHARS,
     PUBLIC as PUBLIC,

@@ -29,6 +29,7 @@ from shirabe.server.errors import install_error_handlers
 from shirabe.server.guard import Guard
 from shirabe.server.mcp import Authenticated, create_mcp, http_caller
 from shirabe.server.routes import (
+    access,
     admin,
     answers,
     audit,
@@ -36,6 +37,7 @@ from shirabe.server.routes import (
     documents,
     openai,
     pages,
+    people,
     status,
 )
 from shirabe.watch import Watcher
@@ -94,7 +96,18 @@ def create_app(
     app.state.clock = clock
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
-    routers = (pages, status, answers, conversations, documents, audit, admin, openai)
+    routers = (
+        pages,
+        status,
+        answers,
+        conversations,
+        documents,
+        audit,
+        admin,
+        people,
+        access,
+        openai,
+    )
     for module in routers:
         app.include_router(module.router)
     # the Model Context Protocol (streamable HTTP), for the bearer tokens of the API

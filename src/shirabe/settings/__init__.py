@@ -27,6 +27,7 @@ from shirabe.settings.files import (
     host_entry,
     load_synonyms,
     parse_lifetime,
+    parse_yaml,
     read_yaml,
 )
 from shirabe.settings.renamed import (
@@ -89,6 +90,7 @@ __all__ = [
     "load_synonyms",
     "origins",
     "parse_lifetime",
+    "parse_yaml",
     "read_yaml",
 ]
 

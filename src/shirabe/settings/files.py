@@ -19,10 +19,15 @@ def read_yaml(path: Path, what: str) -> object:
         text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigurationError(f"{what} {path}: {exc.strerror or exc}") from None
+    return parse_yaml(text, f"{what} {path}")
+
+
+def parse_yaml(text: str, origin: str) -> object:
+    """The data in the YAML ``text``; errors name ``origin`` (e.g. "access map a.yaml")."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigurationError(f"{what} {path}: not valid YAML ({exc})") from None
+        raise ConfigurationError(f"{origin}: not valid YAML ({exc})") from None
 
 
 def load_synonyms(path: Path) -> Synonyms:

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
-from sse_starlette.sse import EventSourceResponse
-from starlette.concurrency import run_in_threadpool
 
 from shirabe.errors import (
     ChangedFileError,
@@ -27,12 +23,13 @@ from shirabe.records import (
     CATEGORY,
     UPLOADED_BY,
     Chunk,
-    IngestEvent,
     IngestReport,
+    Progress,
     SourceInfo,
 )
 from shirabe.server.deps import Admin, Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
+from shirabe.server.routes.streams import answered
 from shirabe.text.paths import canonical_name
 
 router = APIRouter(tags=["documents"])
@@ -106,7 +103,7 @@ async def upload(
         )
     uploader = who.name or ANONYMOUS
 
-    def run(progress: Any = None) -> IngestReport:
+    def run(progress: Progress | None) -> IngestReport:
         return server.shirabe.ingest(
             saved,
             progress,
@@ -131,9 +128,7 @@ async def upload(
 
     if not saved and not rejected:  # every file refused without a trace to keep
         return result(IngestReport())
-    if "text/event-stream" not in request.headers.get("accept", ""):
-        return result(await run_in_threadpool(run))
-    return EventSourceResponse(_progress_events(run, result, server))
+    return await answered(request, server, run, result)
 
 
 def _checked(who: Principal, server: Server, folder: Path, upload: UploadFile) -> tuple[str, ...]:
@@ -158,32 +153,6 @@ def _refusals() -> Iterator[None]:
         raise ApiError(409, "conflict", str(exc)) from None
     except UploadError as exc:
         raise ApiError(422, "invalid_request", str(exc)) from None
-
-
-async def _progress_events(run: Any, result: Any, server: Server) -> AsyncIterator[dict[str, str]]:
-    """A ``progress`` event per file as the ingest goes, then ``done`` with the outcome."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[dict[str, str] | None] = asyncio.Queue()
-
-    def progress(event: IngestEvent) -> None:
-        if event.kind != "file" or event.result is None:
-            return
-        data = {
-            "done": event.done,
-            "total": event.total,
-            "path": server.show(event.result.path),
-            "outcome": event.result.outcome,
-            "reason": event.result.reason,
-        }
-        message = {"event": "progress", "data": json.dumps(data, ensure_ascii=False)}
-        loop.call_soon_threadsafe(queue.put_nowait, message)
-
-    task = asyncio.ensure_future(run_in_threadpool(run, progress))
-    task.add_done_callback(lambda _t: loop.call_soon_threadsafe(queue.put_nowait, None))
-    while (message := await queue.get()) is not None:
-        yield message
-    report = task.result()
-    yield {"event": "done", "data": json.dumps(result(report), ensure_ascii=False)}
 
 
 @router.get("/api/documents/{document_id}")
@@ -250,17 +219,17 @@ def passage_page(who: Who, server: ServerDep, chunk_id: int) -> Response:
 
 @router.delete("/api/documents/{document_id}")
 def delete_document(who: Admin, server: ServerDep, document_id: int) -> dict[str, Any]:
+    """Admins only: drop a document from the index (an upload's file too)."""
     source = server.shirabe.catalog.document(document_id, who.reader)
     if source is None:
         raise ApiError(404, "not_found", f"no document {document_id}")
     server.shirabe.remove(source.path, actor=who.name)
-    if Path(source.path).is_relative_to(server.uploads):
-        Path(source.path).unlink(missing_ok=True)  # an upload has no other home
     return {"deleted": document_id, "path": server.show(source.path)}
 
 
 @router.post("/api/reindex")
 def reindex(who: Admin, server: ServerDep) -> dict[str, Any]:
+    """Admins only: ingest the served folders again."""
     if not server.folders:
         raise ApiError(409, "no_folders", "the server was started without folders")
     report = server.shirabe.ingest(server.folders, actor=who.name)
