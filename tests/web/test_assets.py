@@ -11,7 +11,8 @@ from fastapi.testclient import TestClient
 from shirabe import web
 from shirabe.server.routes import pages
 
-IMPORT = re.compile(r'^(?:import|export)\b[^;"]*?"([^"]+)";', re.MULTILINE)
+IMPORT = re.compile(r'^(?:import|export)\b[^;"(]*?"([^"]+)";', re.MULTILINE)
+"""A module an ``import`` or ``export ... from`` names (an exported function's body is none)."""
 
 
 def imports(name: str) -> list[str]:

@@ -1,27 +1,14 @@
-// The document list, with why a file failed to be read in Japanese.
+// The document list, with why a file failed to be read in Japanese; for admins, each
+// document's readers and uploader, and a document read again or deleted (after asking).
 
 import { $, el } from "./dom.js";
 import { api, japanese } from "./api.js";
+import { button, confirmAction, refused, say, send } from "./admin-common.js";
+import { reread } from "./admin-documents.js";
+import { failure } from "./failures.js";
 import { openDocument } from "./viewer.js";
 
-// A file's failure in Japanese first; the reader's own words (English, for whoever fixes the
-// file or the server) after it.
-const FAILURES = [
-  [/^file too large|too large when unzipped/, "ファイルが大きすぎます"],
-  [/^encrypted|password/, "パスワードで保護されているか、古い形式の Office ファイルです"],
-  [/^corrupt|^not a valid Office file|^malformed|^cannot parse/, "ファイルが壊れているか、形式が正しくありません"],
-  [/^unsupported file type/, "この種類のファイルは取り込めません"],
-  [/^empty file|^no text found/, "文字が含まれていません"],
-  [/^permission denied/, "読み取る権限がありません"],
-  [/^file not found/, "ファイルが見つかりません"],
-  [/time limit|MAX_LOAD_SECONDS/, "読み込みに時間がかかりすぎました"],
-  [/memory/, "読み込みに必要なメモリが上限を超えました"],
-  [/^needs /, "サーバーに必要な部品が入っていません（管理者に連絡してください）"],
-];
-export function failure(reason = "") {
-  const found = FAILURES.find(([pattern]) => pattern.test(reason));
-  return (found ? found[1] : "読み込めませんでした") + (reason ? `（${reason}）` : "");
-}
+export { failure };
 
 let documentsRequest = 0;
 export async function loadDocuments() {
@@ -41,7 +28,7 @@ export async function loadDocuments() {
     }
     $("docs-count").textContent = `${data.total} 件` + (failed ? `（うち失敗 ${failed} 件）` : "") +
       (data.total > data.items.length ? `・先頭の ${data.items.length} 件を表示` : "");
-    if (!data.items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 5 }, "文書はありません")));
+    if (!data.items.length) body.replaceChildren(el("tr", {}, el("td", { colSpan: 6 }, "文書はありません")));
   } catch (error) {
     if (request === documentsRequest) body.textContent = "一覧を読み込めません: " + japanese(error);
   }
@@ -56,7 +43,24 @@ function documentRow(doc) {
   }
   const readers = el("td", { class: "admin-only" }, doc.groups ? (doc.groups.length ? doc.groups.join("・") : "管理者のみ") : "");
   if (doc.uploaded_by) readers.append(el("span", { class: "hint" }, `（アップロード: ${doc.uploaded_by}）`));
-  return el("tr", {}, el("td", {}, name), el("td", {}, doc.category || ""), state, el("td", {}, String(doc.chunks)), readers);
+  const actions = el("td", { class: "admin-only actions-cell" });
+  if (doc.groups) {  // an admin's list
+    actions.append(button("再読み込み", () => reread({ document: doc.id }, doc.path, "docs-action"), "small"),
+      button("削除", () => remove(doc), "small danger"));
+  }
+  return el("tr", {}, el("td", {}, name), el("td", {}, doc.category || ""), state, el("td", {}, String(doc.chunks)), readers, actions);
+}
+
+async function remove(doc) {
+  const upload = doc.path.startsWith("uploads/") ? "アップロードされたファイルも削除されます。" : "フォルダーのファイルは残り、次の取り込みでまた読み込まれます。";
+  if (!(await confirmAction(`${doc.path} を索引から削除します。${upload}`))) return;
+  try {
+    await send(`/api/documents/${doc.id}`, "DELETE");
+    say("docs-action", `${doc.path} を削除しました。`);
+  } catch (error) {
+    say("docs-action", `${doc.path} を削除できませんでした: ${refused(error)}`, true);
+  }
+  loadDocuments();
 }
 $("doc-filter").addEventListener("change", loadDocuments);
 $("docs-reload").addEventListener("click", loadDocuments);

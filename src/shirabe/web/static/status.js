@@ -20,6 +20,11 @@ async function refreshStatus() {
   }
 }
 
+// The counts again now (an admin removed or re-read documents, or changed who reads them).
+export function reloadStatus() {
+  return refreshStatus();
+}
+
 function clock(iso) {
   return iso ? new Date(iso).toLocaleTimeString("ja-JP", { hour: "2-digit", minute: "2-digit" }) : "—";
 }
