@@ -140,6 +140,7 @@ class AccessMapFile:
         self.path = path
         self._default = tuple(default)
         self._lock = threading.Lock()
+        self._writing = threading.Lock()
         self._read: tuple[tuple[int, int, int] | None, AccessMap] | None = None
 
     def current(self) -> AccessMap:
@@ -184,12 +185,15 @@ class AccessMapFile:
             )
         access = self.parse(text)
         partial = self.path.with_name(f".{self.path.name}.{os.getpid()}.part")
-        try:
-            partial.write_text(text if text.endswith("\n") or not text else text + "\n", "utf-8")
-            os.replace(partial, self.path)
-        except OSError as exc:
-            partial.unlink(missing_ok=True)
-            raise ConfigurationError(f"access map {self.path}: {exc.strerror or exc}") from None
+        with self._writing:  # one save at a time in this process; the file is swapped whole
+            try:
+                partial.write_text(
+                    text if text.endswith("\n") or not text else text + "\n", "utf-8"
+                )
+                os.replace(partial, self.path)
+            except OSError as exc:
+                partial.unlink(missing_ok=True)
+                raise ConfigurationError(f"access map {self.path}: {exc.strerror or exc}") from None
         with self._lock:
             self._read = None
         return access

@@ -10,6 +10,7 @@ let changed = () => {};
 // What to load again after a change (the lists, the counts, the audit log): set by admin.js.
 export function onDocumentsChange(reload) { changed = reload; }
 
+let failedCount = 0;
 const OUTCOMES = { added: "追加", updated: "更新", unchanged: "変更なし", failed: "失敗", removed: "削除" };
 
 function failedRow(doc) {
@@ -23,6 +24,7 @@ export async function loadFailed(current) {
   const data = await (await api("/api/documents?status=failed&limit=500")).json();
   if (!current()) return;
   rows($("admin-failed"), data.items, failedRow, "失敗した文書はありません", 3);
+  failedCount = data.total;
   $("failed-remove-all").disabled = !data.total;
 }
 
@@ -41,8 +43,7 @@ async function removeFailed(doc) {
 }
 
 $("failed-remove-all").addEventListener("click", async () => {
-  const count = $("admin-failed").querySelectorAll("tr").length;
-  if (!(await confirmAction(`失敗した文書 ${count} 件をすべて索引から削除します。アップロードされたものはファイルも削除されます。`, "すべて削除する"))) return;
+  if (!(await confirmAction(`失敗した文書 ${failedCount} 件をすべて索引から削除します。アップロードされたものはファイルも削除されます。`, "すべて削除する"))) return;
   try {
     const done = await (await send("/api/admin/failed", "DELETE")).json();
     say("reread-result", `失敗した文書 ${done.removed.length} 件を削除しました。`);
