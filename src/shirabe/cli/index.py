@@ -44,13 +44,26 @@ def ingest(
 
 
 def remove(
-    path: Annotated[Path, typer.Argument(help="A file or folder to drop from the index.")],
+    path: Annotated[
+        Path | None, typer.Argument(help="A file or folder to drop from the index.")
+    ] = None,
+    failed: Annotated[
+        bool, typer.Option("--failed", help="Drop failed entries: PATH's, or every one.")
+    ] = False,
     index: IndexOption = None,
 ) -> None:
-    """Remove a file (or every file under a folder) from the index."""
+    """Remove a file (or every file under a folder) from the index; an upload's file too.
+    With --failed, the entries of files that failed to be read (the admin page's 失敗を削除)."""
+    if path is None and not failed:
+        raise typer.BadParameter("give a file or folder, or --failed", param_hint="PATH")
     with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
-        removed = shirabe.remove(path)
-    if removed == 0:
+        if failed:
+            key = shirabe.root.key_of(path) if path is not None else None
+            removed = len(shirabe.remove_failed(key))
+        else:
+            assert path is not None
+            removed = shirabe.remove(path)
+    if removed == 0 and not failed:
         err.print(f"[red]not in the index:[/] {escape(str(path))}")
         raise typer.Exit(1)
     out.print(f"removed {removed} file(s)")

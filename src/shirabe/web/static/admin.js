@@ -57,3 +57,13 @@ onDocumentsChange(changed);
 onAccessChange(changed);
 
 $("admin-reload").addEventListener("click", () => { hideToken(); loadAdmin(); });
+// The links to the view's parts move the focus there, leaving the address (the open
+// conversation is kept in it) as it is.
+document.querySelector(".admin-nav").addEventListener("click", (event) => {
+  const link = event.target.closest("a");
+  if (!link) return;
+  event.preventDefault();
+  const heading = $(link.getAttribute("href").slice(1));
+  heading.scrollIntoView({ block: "start" });
+  heading.focus();
+});
