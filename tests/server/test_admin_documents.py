@@ -126,6 +126,11 @@ def test_a_document_or_a_folder_is_read_again_with_progress(api: Served) -> None
         "invalid_request",
     )
     assert [e["shown"] for e in api.audit(action="upload")] == []  # re-reading is no upload
+    reread = [(e["actor"], e["path"], e["detail"]) for e in api.audit(action="reread")]
+    assert reread == [
+        ("root", str(api.docs / "人事"), "added 1, unchanged 2"),
+        ("root", str(api.docs / "製品" / "仕様書.md"), "updated 1"),
+    ]
 
 
 def test_a_run_under_way_is_shown_as_far_as_it_has_gone(api: Served) -> None:

@@ -20,6 +20,9 @@ from shirabe.indexing.runs import Runs
 from shirabe.records import Chunk, Document, FileResult, IngestReport, Progress
 from shirabe.stores.protocol import Store
 
+REREAD = "reread"
+"""The audit log's action for a file or folder read again on request (its detail: the counts)."""
+
 MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]
 """An ingest below a root, never below the paths to skip, reporting to an audit writer."""
 
@@ -67,11 +70,13 @@ class Indexer:
     ) -> IngestReport:
         """Ingest again the file or folder at ``key`` (a key of the index, or a folder
         below the document root or the uploads area): an upload in the uploads area, the rest
-        below the root. A file that is gone leaves the index."""
+        below the root. A file that is gone leaves the index. Audited, with the counts."""
         path = Path(key)
-        if place_of(path, self._root.uploads) is not None:
-            return self.ingest([path], progress, area=self._root.uploads, actor=actor)
-        return self.ingest([path], progress, actor=actor)
+        area = self._root.uploads if place_of(path, self._root.uploads) is not None else None
+        report = self.ingest([path], progress, area=area, actor=actor)
+        done = ", ".join(f"{outcome} {n}" for outcome, n in report.counts.items() if n)
+        AuditWriter(self._accounts, actor)(REREAD, key, done or "no files")
+        return report
 
     def retag(
         self, keys: Sequence[str], progress: Progress | None = None, *, actor: str | None = None

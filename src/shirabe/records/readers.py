@@ -51,7 +51,9 @@ class AuditEntry:
     at: str
     actor: str
     action: str
-    """``upload``, ``replace``, ``delete``, ``readers`` (the readers changed) or ``root``."""
+    """``upload``, ``replace``, ``delete``, ``readers`` (the readers changed), ``root``,
+    ``reread``, ``access_map``, ``sign_in_failed``, or a change of accounts (``user_add``,
+    ``user_change``, ``user_remove``, ``token_create``, ``token_revoke``: ``path`` is the user)."""
     path: str
     detail: str
 

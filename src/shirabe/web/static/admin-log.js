@@ -9,7 +9,9 @@ export const ACTIONS = {
   upload: "アップロード", replace: "差し替え", delete: "削除", readers: "閲覧者の変更", root: "文書ルートの設定",
   sign_in_failed: "サインイン失敗", user_add: "利用者の追加", user_change: "利用者の変更", user_remove: "利用者の削除",
   token_create: "トークンの発行", token_revoke: "トークンの失効", access_map: "閲覧の設定の変更",
+  reread: "再読み込み",
 };
+const OUTCOMES = { added: "追加", updated: "更新", removed: "削除", unchanged: "変更なし", failed: "失敗" };
 const STAGES = { waiting: "順番待ち", starting: "開始", scan: "ファイルを確認中", file: "読み込み中", index: "検索索引を更新中", done: "完了" };
 const RUNNING_EVERY_MS = 2000;  // while a run is under way
 const IDLE_EVERY_MS = 15000;  // else: a run started elsewhere shows within this
@@ -23,6 +25,9 @@ const DETAILS = [
   [/^token (\d+)$/, (_, id) => `トークン ${id}`],
   [/^(\d+) token\(s\) ended$/, (_, n) => `トークン ${n} 件が使えなくなりました`],
   [/^failed entry removed$/, () => "失敗した文書を削除"],
+  [/^no files$/, () => "対象のファイルなし"],
+  [/^((?:added|updated|removed|unchanged|failed) \d+(?:, )?)+$/,
+    (text) => text.split(", ").map((part) => part.replace(/^(\w+) (\d+)$/, (_, o, n) => `${OUTCOMES[o]} ${n}`)).join("・")],
   [/^(\d+) document\(s\) change readers(.*)$/, (_, n, rest) =>
     `${n} 件の文書の閲覧者を変更` + (rest ? `（${rest.slice(2).replace(/ \+(\d+) -(\d+)/g, " +$1 −$2").replace(/, /g, "、")}）` : "")],
 ];
