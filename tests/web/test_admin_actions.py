@@ -232,6 +232,12 @@ def test_the_admin_view_is_accessible_and_fits_a_phone(
     if size == "phone" and admin.is_visible("#sidebar"):
         admin.click("#menu-toggle")
     admin_view(admin)
+    hash_before = admin.evaluate("() => location.hash")
+    admin.click(".admin-nav a[href='#audit-title']")  # to a part: focus there, the address kept
+    assert admin.evaluate("() => [document.activeElement.id, location.hash]") == [
+        "audit-title",
+        hash_before,
+    ]
     admin.fill("#user-name", f"axe-{size}")
     admin.click("#user-form button[type=submit]")
     admin.wait_for_function(
