@@ -22,8 +22,8 @@ from shirabe.answering.answerer import Answerer
 from shirabe.answering.planner import Planner
 from shirabe.answering.protocol import Generator
 from shirabe.answering.registry import make_generator
-from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
+from shirabe.chunking.registry import make_chunker
 from shirabe.conversations import Conversations
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
@@ -38,8 +38,8 @@ from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.uploads import Uploads
 from shirabe.indexing.writers import IngestWriters
 from shirabe.llm.protocol import ChatModel
-from shirabe.retrieval.factory import make_retriever
 from shirabe.retrieval.protocol import Retriever
+from shirabe.retrieval.registry import make_retriever
 from shirabe.retrieval.searcher import Searcher
 from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding, Understanding
 from shirabe.settings import Settings, load_synonyms

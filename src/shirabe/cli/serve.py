@@ -27,11 +27,13 @@ def serve(
         typer.Argument(help="Folders to ingest first and serve (reindex ingests them again)."),
     ] = None,
     index: IndexOption = None,
-    host: Annotated[str | None, typer.Option("--host", help="Address (SHIRABE_HOST).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_PORT).")] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address (SHIRABE_SERVER__HOST).")
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_SERVER__PORT).")] = None,
     anonymous: Annotated[
         str | None,
-        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_ANONYMOUS)."),
+        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_SERVER__ANONYMOUS)."),
     ] = None,
     watch: Annotated[
         bool,
@@ -70,7 +72,9 @@ def mcp(
     index: IndexOption = None,
     user: Annotated[
         str | None,
-        typer.Option("--user", help="Read as this user, with their groups (SHIRABE_MCP_USER)."),
+        typer.Option(
+            "--user", help="Read as this user, with their groups (SHIRABE_SERVER__MCP_USER)."
+        ),
     ] = None,
     *,
     model: ModelOptions,

@@ -21,9 +21,11 @@ class RetrievalSettings(Section):
 
     name_in_settings: ClassVar[str] = "retrieval"
 
-    retriever: Literal["hybrid", "bm25", "dense"] = Field(
-        default="hybrid", description="hybrid (all four signals), bm25 or dense."
+    retriever: str = Field(
+        default="hybrid",
+        description="A 'shirabe.retrievers' entry point: hybrid (all four signals), bm25 or dense.",
     )
+
     fusion: Literal["zscore", "rrf", "convex"] = Field(
         default="zscore", description="How the signals' lists are fused."
     )
@@ -61,6 +63,11 @@ class RetrievalSettings(Section):
         description="Answer questions asked together one by one; with a model, also look up "
         "the fact a question hinges on first and search the question rewritten with it.",
     )
+
+    @field_validator("retriever")
+    @classmethod
+    def _retriever(cls, value: str) -> str:
+        return registered("retrievers", value) or value
 
 
 class AnswerSettings(Section):
