@@ -117,8 +117,7 @@ class Guarded(FastAPI):
 def _warm_up(shirabe: Shirabe, uploads: Path) -> None:
     """Load the model and open the index before the first request; bring uploads in line
     with the access map (a changed map re-tags them, as an ingest re-tags folders)."""
-    shirabe.store.refresh(wait=False)
-    shirabe.embedder.embed_query("準備")
+    shirabe.warm_up()
     if uploads.is_dir():
         try:
             shirabe.ingest([uploads], area=uploads, actor="server start")
