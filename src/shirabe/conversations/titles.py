@@ -50,7 +50,8 @@ def title_of(text: str) -> str:
 
 def key_terms(question: str, words: Words) -> list[str]:
     """The question's key terms in order, each once: runs of nouns (with their prefixes and
-    suffixes) and ASCII codes that touch each other, joined; question words left out."""
+    suffixes) and ASCII codes that touch each other, joined; what is asked (何日, いくら) left
+    out."""
     text = normalize(question)
     spans = [(m.start(), m.end(), True) for m in _ASCII_RUN.finditer(text)]
     codes = list(spans)
@@ -72,8 +73,8 @@ def key_terms(question: str, words: Words) -> list[str]:
         if term_start >= 0:
             terms.append(text[term_start:term_end])
         term_start, term_end = (start, end) if content else (-1, -1)
-    kept = [t for t in terms if t not in _LEFT_OUT and not t.startswith("何")]
-    return list(dict.fromkeys(kept))
+    asked = (t.partition("何")[0] for t in terms)  # 毎月何日: what is asked is not the subject
+    return list(dict.fromkeys(t for t in asked if t and t not in _LEFT_OUT))
 
 
 def terms_title(question: str, words: Words) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, Field
 
@@ -56,6 +56,7 @@ def _owner(who: Who, request: Request) -> str:
 
 
 Owner = Annotated[str, Depends(_owner)]
+Position = Annotated[int, Path(ge=1, le=1_000_000, description="会話の中の質問の番号")]
 
 
 def readable(server: Server, who: Principal, turn: StoredTurn) -> bool:
@@ -147,7 +148,7 @@ class ConversationChange(BaseModel):
 
 
 class VersionChoice(BaseModel):
-    version: int = Field(ge=1, description="表示し、続きの質問が読む回答の版")
+    version: int = Field(ge=1, le=100, description="表示し、続きの質問が読む回答の版")
 
 
 class FeedbackRequest(BaseModel):
@@ -250,7 +251,7 @@ def delete_conversation(server: ServerDep, owner: Owner, ident: str) -> Response
 
 @router.patch("/api/conversations/{ident}/turns/{position}")
 def choose_version(
-    who: Who, server: ServerDep, owner: Owner, ident: str, position: int, body: VersionChoice
+    who: Who, server: ServerDep, owner: Owner, ident: str, position: Position, body: VersionChoice
 ) -> dict[str, Any]:
     """Show answer ``version`` of the turn (kept): the answer its later follow-ups read."""
     try:
@@ -290,7 +291,7 @@ def export_conversation(who: Who, server: ServerDep, owner: Owner, ident: str) -
 
 @router.post("/api/conversations/{ident}/turns/{position}/feedback")
 def give_feedback(
-    who: Who, server: ServerDep, owner: Owner, ident: str, position: int, body: FeedbackRequest
+    who: Who, server: ServerDep, owner: Owner, ident: str, position: Position, body: FeedbackRequest
 ) -> dict[str, Any]:
     """👍 or 👎, with an optional comment, on the answer a turn of the caller's conversation
     shows."""
