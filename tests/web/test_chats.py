@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.web.helpers import ask, settled
+from tests.web.helpers import ask, hold_answers, settled
 from tests.web.test_accessibility import violations
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
@@ -104,6 +104,44 @@ def test_a_question_is_edited_and_sent_again(page: Any, server: dict[str, str]) 
     assert page.locator(".msg.q").count() == 2
     kept = api(server, f"/api/conversations/{opened(page)}")["history"]
     assert kept[1]["question"] == "AQ-250のメーカー希望小売価格はいくらですか？"
+
+
+def test_a_stopped_regenerate_or_edit_leaves_the_turn_as_it_was(page: Any) -> None:
+    page.click("#new-chat")
+    first = ask(page, "有給休暇は何日もらえますか？")
+    shown = first.locator(".text").inner_text()
+    ask(page, "AQ-300の重さは何kgですか？")
+    held = hold_answers(page)  # the answer stays "being written" until stopped
+    first.get_by_role("button", name="再生成").click()
+    page.wait_for_selector("#stop-button:not([hidden])")
+    page.click("#stop-button")
+    page.wait_for_function(
+        "() => document.querySelector('.msg.a .reason[role=status]')?.textContent"
+        ".includes('前の回答を表示しています')"
+    )
+    restored = page.locator(".msg.a").first
+    assert "停止しました。" in restored.inner_text()
+    assert (
+        restored.locator(".text").inner_text() == shown
+        and restored.locator(".versions").count() == 0
+    )
+    question = page.locator(".msg.q").first
+    question.get_by_role("button", name="質問を編集して送り直す").click()
+    question.get_by_role("textbox", name="質問を編集").fill("慶弔休暇は何日ですか？")
+    question.get_by_role("textbox", name="質問を編集").press("Enter")
+    page.wait_for_selector("#stop-button:not([hidden])")
+    assert page.locator(".msg.q").count() == 1  # shown removed while it is being answered
+    page.click("#stop-button")
+    page.wait_for_function(
+        "() => document.querySelector('.msg.a .reason[role=status]')?.textContent"
+        ".includes('質問は書き換えていません')"
+    )
+    page.unroute("**/api/ask/stream")
+    assert len(held) == 2
+    assert [page.locator(".msg.q").nth(i).inner_text() for i in range(2)] == [
+        "有給休暇は何日もらえますか？",
+        "AQ-300の重さは何kgですか？",
+    ]
 
 
 def test_the_sidebar_finds_chats_by_their_words(page: Any) -> None:
