@@ -243,8 +243,10 @@ class Conversations(FeedbackBook):
         limit: int = 50,
     ) -> list[FoundConversation]:
         """The owner's conversations with every word of ``text`` in their title, questions
-        or answers (only answers ``may_read`` allows, given the documents they cite), in
-        the order of :meth:`of`."""
+        or chosen answers (only answers ``may_read`` allows, given the documents they cite),
+        in the order of :meth:`of`, at most ``limit``. The owner's turns are read and
+        compared here, so that widths and case fold alike on every database (one person's
+        chats are a few thousand turns at most)."""
         words = search_words(text)
         if not words:
             return []
