@@ -24,7 +24,7 @@ from shirabe.answering.protocol import Generator
 from shirabe.answering.registry import make_generator
 from shirabe.chunking.protocol import Chunker
 from shirabe.chunking.registry import make_chunker
-from shirabe.conversations import Conversations
+from shirabe.conversations import Conversations, Titles
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.indexing.catalog import Catalog
@@ -133,9 +133,19 @@ class Assembly:
 
     @cached_property
     def conversations(self) -> Conversations:
-        """Conversations and feedback, per owner, kept with the accounts."""
-        turns = self.settings.server.max_conversation_turns
-        return Conversations(self.accounts.database, max_turns=turns)
+        """Conversations and feedback, per owner, kept with the accounts; new ones titled
+        by the answering chat model (if any, and titles by it are on), else by key terms."""
+        server = self.settings.server
+        titles = Titles(
+            lambda: self.tokenizer,
+            lambda: self.generator.chat_model if server.model_titles else None,
+        )
+        return Conversations(
+            self.accounts.database,
+            max_turns=server.max_conversation_turns,
+            max_versions=server.max_answer_versions,
+            titles=titles,
+        )
 
     @cached_property
     def access(self) -> AccessMap:

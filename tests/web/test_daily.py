@@ -165,10 +165,10 @@ def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
     page.wait_for_function("() => document.querySelectorAll('.msg.a').length === 2")
     assert "43,780円" in page.locator(".msg.a").nth(1).inner_text()
     item = page.locator(f"#conversations li[data-id='{ident}']")
-    assert "AQ-300のメーカー希望小売価格" in item.inner_text()
+    assert "AQ-300 メーカー希望小売価格" in item.inner_text()  # titled by its key terms
     assert "current" in (item.get_attribute("class") or "")
     page.once("dialog", lambda dialog: dialog.accept("価格の比較"))
-    item.locator("button.tool").first.click()
+    item.locator("button.tool.edit").click()
     page.wait_for_function(
         "id => (document.querySelector(`#conversations li[data-id='${id}']`) || {}).textContent"
         "?.includes('価格の比較')",
@@ -177,7 +177,7 @@ def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
     titles = [c["title"] for c in api(server, "/api/conversations")["conversations"]]
     assert "価格の比較" in titles
     page.once("dialog", lambda dialog: dialog.accept())
-    page.locator(f"#conversations li[data-id='{ident}'] button.tool").nth(1).click()
+    page.locator(f"#conversations li[data-id='{ident}'] button.tool.trash").click()
     page.wait_for_function(
         "id => !document.querySelector(`#conversations li[data-id='${id}']`)", arg=ident
     )

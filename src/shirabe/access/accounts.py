@@ -39,6 +39,10 @@ class Database(Protocol):
         """Run a write in its own transaction; the number of rows it touched."""
         ...
 
+    def changes(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> list[int]:
+        """Run several writes in one transaction, all or none; the rows each touched."""
+        ...
+
     def close(self) -> None: ...
 
 

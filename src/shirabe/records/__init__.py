@@ -10,10 +10,12 @@ from typing import Any, Literal
 from shirabe.records.readers import (
     COMMENT_CHARS as COMMENT_CHARS,
     PUBLIC as PUBLIC,
+    SEARCH_CHARS as SEARCH_CHARS,
     TITLE_CHARS as TITLE_CHARS,
     AuditEntry as AuditEntry,
     Conversation as Conversation,
     Feedback as Feedback,
+    FoundConversation as FoundConversation,
     NewTurn as NewTurn,
     Rating as Rating,
     Reader as Reader,

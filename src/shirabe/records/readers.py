@@ -59,8 +59,10 @@ class AuditEntry:
 Rating = Literal["up", "down"]
 
 TITLE_CHARS = 80
-"""A title is cut to this many characters (the first question, unless renamed)."""
+"""A title is cut to this many characters (made from the first question, unless renamed)."""
 COMMENT_CHARS = 2000
+SEARCH_CHARS = 100
+"""The longest search over one's conversations."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,10 @@ class Conversation:
     created_at: str
     updated_at: str
     turns: int = 0
+    pinned: bool = False
+    """Listed above the others, whenever it was last used."""
+    named: bool = False
+    """The title was given by the owner (kept as it is), not made from the first question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,19 @@ class StoredTurn:
     """Keys of the documents cited, checked against the reader whenever the turn is shown."""
     categories: tuple[str, ...] = ()
     """The category filter the question was asked under."""
+    version: int = 1
+    """Which of the turn's answers this is (再生成 makes another); the chosen one is the
+    turn's answer, shown and read by the follow-ups."""
+    versions: int = 1
+    """How many answers the turn has."""
+
+
+@dataclass(frozen=True, slots=True)
+class FoundConversation:
+    """A conversation that matched a search, with the words around the first match."""
+
+    conversation: Conversation
+    excerpt: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,3 +137,5 @@ class Feedback:
     comment: str
     at: str
     turn: StoredTurn
+    """The turn with the answer that was rated (the version chosen when it was given)."""
+    version: int = 1

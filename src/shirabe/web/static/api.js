@@ -37,6 +37,7 @@ const MESSAGES = {
   forbidden: "この操作の権限がありません。",
   not_found: "見つかりませんでした（削除されたか、閲覧できません）。",
   conversation_full: "この会話は保存できる上限に達しました。新しい会話を始めてください。",
+  too_many_versions: "この質問の回答は、保存できる数の上限に達しました。",
   invalid_request: "入力が正しくありません。",
   unsearchable: "検索できる言葉が含まれていません。質問を言い換えてください。",
   busy: "索引を更新中です。しばらくしてからもう一度お試しください。",
@@ -55,7 +56,7 @@ function refusal(status, message) {
 }
 
 // Errors that come back the same when the same thing is sent again: no retry is offered.
-export const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found"]);
+export const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found", "too_many_versions"]);
 
 class ApiError extends Error {
   constructor(code, message, status) { super(message); this.code = code; this.status = status; }
