@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from pydantic import BaseModel, Field
 
 from shirabe.errors import ConversationError, NotFoundError
-from shirabe.records import TITLE_CHARS, Conversation, Feedback, StoredTurn, Turn
+from shirabe.records import TITLE_CHARS, Conversation, Feedback, StoredTurn, Turn, with_marks
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
 
@@ -73,7 +73,7 @@ def turn_json(server: Server, who: Principal, turn: StoredTurn) -> dict[str, Any
         "answer": turn.answer if shown else WITHHELD,
         "refused": turn.refused,
         "refusal_reason": turn.refusal_reason,
-        "citations": turn.citations if shown else [],
+        "citations": with_marks(turn.citations, turn.answer) if shown else [],
         "categories": list(turn.categories),
         "withheld": not shown,
         "at": turn.at,
