@@ -59,6 +59,11 @@ class AskRequest(BaseModel):
         max_length=64,
         description="保存された会話の ID: その続きとして答え、質問と回答を記録する",
     )
+    new_conversation: bool = Field(
+        default=False,
+        description="新しい会話として記録する: 回答ができたときに、この質問と回答を最初のやりとりと"
+        "する会話を作る（conversation とは併用できない）",
+    )
     again: int | None = Field(
         default=None,
         ge=1,
@@ -87,6 +92,12 @@ class Asking:
             raise ApiError(
                 422, "invalid_request", "again: the stored turns are the history, not history"
             )
+        if body.new_conversation:
+            if body.conversation is not None or body.again is not None:
+                raise ApiError(
+                    422, "invalid_request", "new_conversation: not with conversation or again"
+                )
+            self.owner = owner_of(who, request, server)
         if body.conversation is not None:
             self.owner = owner_of(who, request, server)
             kept = server.shirabe.conversations
@@ -118,10 +129,14 @@ class Asking:
             raise ApiError(422, "invalid_request", "again: only with a conversation")
 
     def record(self, answer: Answer) -> dict[str, Any]:
-        """The answer as JSON; in a conversation, recorded as its next turn first."""
+        """The answer as JSON; in a conversation, recorded as its next turn first. A new
+        conversation is made here, with its first turn, so that a question stopped before its
+        answer leaves no empty conversation behind."""
         shown = answer_json(answer, self.server.show)
-        if self.owner is None or self.body.conversation is None:
+        if self.owner is None:
             return shown
+        kept = self.server.shirabe.conversations
+        ident = self.body.conversation or kept.create(self.owner).id
         new = NewTurn(
             question=answer.question,
             answer=answer.text,
@@ -132,8 +147,8 @@ class Asking:
             sources=[c.source for c in answer.citations],
             categories=self.body.categories,
         )
-        turn = self.server.shirabe.conversations.add_turn(self.owner, self.body.conversation, new)
-        return shown | {"conversation": self.body.conversation, "turn": turn.position}
+        turn = kept.add_turn(self.owner, ident, new)
+        return shown | {"conversation": ident, "turn": turn.position}
 
 
 @router.get("/api/search")

@@ -32,12 +32,12 @@ export async function ask(question, categories = [...chosen], again = null) {
   streaming = controller;
   busy(true);
   try {
-    if (!current) {
-      const made = await (await api("/api/conversations", { ...json({}), signal: controller.signal })).json();
-      setCurrent(made.id);
-    }
+    // a new chat's conversation is made by the server with its first answer: a stop before
+    // it leaves no empty conversation behind
+    const body = current ? { question, categories, conversation: current } : { question, categories, new_conversation: true };
+    if (again) body.again = again;
     const response = await api("/api/ask/stream", {
-      ...json(again ? { question, categories, conversation: current, again } : { question, categories, conversation: current }),
+      ...json(body),
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       signal: controller.signal,
     });
@@ -45,7 +45,10 @@ export async function ask(question, categories = [...chosen], again = null) {
     for await (const { event, data } of sse(response)) {
       if (event === "hits") progress.textContent = "回答を作成しています…";
       else if (event === "token") { written += data.text; text.replaceChildren(markdown(written)); }
-      else if (event === "done") finish(node, data, question, categories);
+      else if (event === "done") {
+        if (data.conversation && data.conversation !== current) setCurrent(data.conversation);
+        finish(node, data, question, categories);
+      }
       else if (event === "error") failed(node, "回答の作成に失敗しました。", question, categories, true, again);
       node.scrollIntoView({ block: "end" });
     }
@@ -54,6 +57,7 @@ export async function ask(question, categories = [...chosen], again = null) {
     if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code), again);
     if (error.code === "not_found" && current) { setCurrent(null); loadConversations(); }  // deleted elsewhere: the next question starts a new one
     if (error.name === "AbortError" && current) settle(node, current, question, categories);
+    else if (error.name === "AbortError") loadConversations();  // a new chat's answer may be kept
   } finally {
     node.removeAttribute("aria-busy");
     node.querySelector(".progress")?.remove();
