@@ -54,4 +54,6 @@ def test_every_file_is_served_with_its_type_and_nothing_else_is() -> None:
             assert response.content == (web.STATIC / name).read_bytes(), name
         for name in ("index.html", "missing.js", "..%2F__init__.py", "app.js.map"):
             assert http.get(f"/assets/{name}").status_code == 404, name
-    assert {"app.js", "admin.js", "app.css", "favicon.svg"} <= set(web.ASSETS)
+    assert {"app.js", "admin.js", "app.css", "sources.css", "favicon.svg"} <= set(web.ASSETS)
+    styles = set(re.findall(r'<link rel="stylesheet" href="/assets/([^"]+)">', web.page()))
+    assert styles == {n for n, kind in web.ASSETS.items() if kind.startswith("text/css")}
