@@ -85,15 +85,20 @@ def tabs(page: Any, size: str, shot: Callable[[str], None]) -> Found:
     return found
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [(1280, 800), (390, 844)], ids=["desktop", "phone"])
-def test_the_views_have_no_serious_violations(page: Any, viewport: tuple[int, int]) -> None:
+def test_the_views_have_no_serious_violations(
+    page: Any, viewport: tuple[int, int], theme: str
+) -> None:
     """Every view in both layouts (the source beside the chat on a desktop, over it on a
-    phone)."""
+    phone) and both colour themes."""
     width, height = viewport
     size = "desktop" if width > 760 else "phone"
     page.set_viewport_size({"width": width, "height": height})
+    page.select_option("#theme", theme)
+    assert page.evaluate("() => document.documentElement.dataset.theme") == theme
     found: Found = {}
-    suffix = ""
+    suffix = "" if theme == "light" else "-dark"
 
     def shot(name: str) -> None:
         save(page, name + suffix)

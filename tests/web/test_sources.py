@@ -1,11 +1,13 @@
 """Sources, colours and stopping, in a real browser against a real server: what an answer
 quotes is marked in its source even where the answer reworded the layout; on a wide screen
-the source opens beside the chat with the document around it, on a phone over it; and a new
-chat stopped at once leaves no empty conversation behind."""
+the source opens beside the chat with the document around it, on a phone over it; the light /
+dark / 自動 switch is kept across reloads; and a new chat stopped at once leaves no empty
+conversation behind."""
 
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 from typing import Any
 
@@ -108,6 +110,47 @@ def test_on_a_phone_the_source_opens_over_the_chat(page: Any) -> None:
     page.keyboard.press("Escape")
     page.locator("#passage").wait_for(state="hidden")
     assert "chip" in page.evaluate(FOCUSED)
+
+
+def rgb(page: Any) -> list[int]:
+    color = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+    return [int(c) for c in re.findall(r"\d+", color)[:3]]
+
+
+@pytest.mark.parametrize("system", ["light", "dark"])
+def test_the_colour_switch_is_kept_across_reloads(
+    browser: Any, server: dict[str, str], system: str
+) -> None:
+    context = browser.new_context(locale="ja-JP", color_scheme=system)
+    page = context.new_page()
+    page.goto(server["url"])
+    page.wait_for_selector("#signin:not([hidden])")
+    switch = page.get_by_label("配色")
+    assert switch.input_value() == "system"  # 自動 until chosen
+    as_system = rgb(page)
+    other = "light" if system == "dark" else "dark"
+    switch.focus()  # chosen with the keyboard
+    for _ in range(2):
+        if switch.input_value() != other:
+            page.keyboard.press("ArrowDown")
+    assert switch.input_value() == other
+    chosen = rgb(page)
+    assert (max(chosen) < 60) == (other == "dark") and chosen != as_system, (chosen, as_system)
+    # kept: applied by the head's script, before the page's modules have even started
+    page.route("**/assets/app.js", lambda route: None)  # never answered
+    page.goto(server["url"], wait_until="commit")
+    page.wait_for_function("t => document.documentElement.dataset.theme === t", arg=other)
+    assert page.evaluate("() => document.readyState") != "complete"
+    page.unroute("**/assets/app.js")
+    page.reload()
+    page.wait_for_selector("#signin:not([hidden])")
+    assert page.get_by_label("配色").input_value() == other and rgb(page) == chosen
+    page.get_by_label("配色").select_option("system")  # back to following the system
+    assert rgb(page) == as_system
+    page.reload()
+    page.wait_for_selector("#signin:not([hidden])")
+    assert rgb(page) == as_system
+    context.close()
 
 
 def test_a_new_chat_stopped_at_once_leaves_no_empty_conversation(
