@@ -111,6 +111,44 @@ def test_a_follow_up_in_a_stored_conversation(client: TestClient, served: dict[s
     assert [(c["id"], c["turns"]) for c in listed] == [(ident, 2)]
 
 
+def test_a_new_conversation_is_made_with_its_first_answer(
+    client: TestClient, served: dict[str, Any]
+) -> None:
+    hana = auth(served, "hana")
+
+    def listed() -> dict[str, Any]:
+        found = client.get("/api/conversations", headers=hana).json()["conversations"]
+        return {c["id"]: c for c in found}
+
+    before = set(listed())
+    nothing = client.post(
+        "/api/ask", json={"question": "？？？", "new_conversation": True}, headers=hana
+    )
+    assert error_code(nothing, 422) == "unsearchable"
+    assert set(listed()) == before  # no answer, no conversation
+    question = "INC-2024-0004の原因は何ですか？"
+    body = {"question": question, "new_conversation": True}
+    answer = client.post("/api/ask", json=body, headers=hana).json()
+    ident = answer["conversation"]
+    assert answer["turn"] == 1 and ident not in before
+    assert (listed()[ident]["turns"], listed()[ident]["title"]) == (1, "INC-2024-0004 原因")
+    cited = answer["citations"][0]
+    assert cited["marks"] and all(0 <= s < e <= len(cited["text"]) for s, e in cited["marks"])
+    kept = client.get(f"/api/conversations/{ident}", headers=hana).json()["history"][0]
+    assert kept["citations"][0]["marks"] == cited["marks"]
+    with client.stream("POST", "/api/ask/stream", json=body, headers=hana) as response:
+        done = [
+            json.loads(line.split(":", 1)[1])
+            for line in response.iter_lines()
+            if line.startswith("data:")
+        ][-1]
+    assert done["turn"] == 1 and done["conversation"] not in {ident, *before}
+    both = client.post("/api/ask", json=body | {"conversation": ident}, headers=hana)
+    assert error_code(both, 422) == "invalid_request"
+    anonymous = client.post("/api/ask", json=body)
+    assert error_code(anonymous, 400) == "no_client"
+
+
 def test_another_users_conversation_is_not_found(
     client: TestClient, served: dict[str, Any]
 ) -> None:

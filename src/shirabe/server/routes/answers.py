@@ -59,6 +59,11 @@ class AskRequest(BaseModel):
         max_length=64,
         description="保存された会話の ID: その続きとして答え、質問と回答を記録する",
     )
+    new_conversation: bool = Field(
+        default=False,
+        description="新しい会話として記録する: 回答ができたときに、この質問と回答を最初のやりとりと"
+        "する会話を作る（conversation とは併用できない）",
+    )
     again: int | None = Field(
         default=None,
         ge=1,
@@ -98,6 +103,14 @@ class Asking:
             raise ApiError(
                 422, "invalid_request", "again, edit: the stored turns are the history, not history"
             )
+        if body.new_conversation:
+            if body.conversation is not None or self.redo is not None:
+                raise ApiError(
+                    422,
+                    "invalid_request",
+                    "new_conversation: not with conversation, again or edit",
+                )
+            self.owner = owner_of(who, request, server)
         if body.conversation is not None:
             self.owner = owner_of(who, request, server)
             self._continued(body.conversation)
@@ -143,11 +156,14 @@ class Asking:
             self.turns = history(self.server, self.who, stored)[-MAX_HISTORY:]
 
     def record(self, answer: Answer) -> dict[str, Any]:
-        """The answer as JSON; in a conversation, recorded first (see :class:`Asking`)."""
+        """The answer as JSON; in a conversation, recorded first (see :class:`Asking`). A new
+        conversation is made here, with its first turn, so that a question stopped before its
+        answer leaves no empty conversation behind."""
         shown = answer_json(answer, self.server.show)
-        ident = self.body.conversation
-        if self.owner is None or ident is None:
+        if self.owner is None:
             return shown
+        kept = self.server.shirabe.conversations
+        ident = self.body.conversation or kept.create(self.owner).id
         new = NewTurn(
             question=answer.question,
             answer=answer.text,
@@ -158,7 +174,6 @@ class Asking:
             sources=[c.source for c in answer.citations],
             categories=self.body.categories,
         )
-        kept = self.server.shirabe.conversations
         if self.body.again is not None:
             turn = kept.add_version(self.owner, ident, self.body.again, new)
         elif self.body.edit is not None:

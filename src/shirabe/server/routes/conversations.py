@@ -25,6 +25,7 @@ from shirabe.records import (
     Feedback,
     StoredTurn,
     Turn,
+    with_marks,
 )
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.errors import ApiError
@@ -88,7 +89,7 @@ def turn_json(
         "answer": turn.answer if shown else WITHHELD,
         "refused": turn.refused,
         "refusal_reason": turn.refusal_reason,
-        "citations": turn.citations if shown else [],
+        "citations": with_marks(turn.citations, turn.answer) if shown else [],
         "categories": list(turn.categories),
         "withheld": not shown,
         "at": turn.at,

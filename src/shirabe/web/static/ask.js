@@ -50,11 +50,9 @@ export async function ask(question, categories = [...chosen], redo = null) {
   busy(true);
   let restoring = null;  // a turn asked again or edited that did not finish: as the server has it
   try {
-    if (!current) {
-      const made = await (await api("/api/conversations", { ...json({}), signal: controller.signal })).json();
-      setCurrent(made.id);
-    }
-    const body = { question, categories, conversation: current };
+    // a new chat's conversation is made by the server with its first answer: a stop before
+    // it leaves no empty conversation behind
+    const body = current ? { question, categories, conversation: current } : { question, categories, new_conversation: true };
     if (redo) body[redo.kind] = redo.turn;
     const response = await api("/api/ask/stream", {
       ...json(body),
@@ -65,7 +63,10 @@ export async function ask(question, categories = [...chosen], redo = null) {
     for await (const { event, data } of sse(response)) {
       if (event === "hits") progress.textContent = "回答を作成しています…";
       else if (event === "token") { written += data.text; text.replaceChildren(markdown(written)); }
-      else if (event === "done") finish(node, data, question, categories);
+      else if (event === "done") {
+        if (data.conversation && data.conversation !== current) setCurrent(data.conversation);
+        finish(node, data, question, categories);
+      }
       else if (event === "error") {
         if (redo) restoring = "回答の作成に失敗しました。";
         else failed(node, "回答の作成に失敗しました。", question, categories, true);
@@ -78,6 +79,7 @@ export async function ask(question, categories = [...chosen], redo = null) {
     else if (error.code !== "unauthorized") failed(node, japanese(error), question, categories, !FINAL.has(error.code));
     if (error.code === "not_found" && current) { setCurrent(null); loadConversations(); restoring = null; }  // deleted elsewhere: the next question starts a new one
     if (error.name === "AbortError" && current && !redo) settle(node, current, question, categories);
+    else if (error.name === "AbortError" && !current) loadConversations();  // a new chat's answer may be kept
   } finally {
     node.removeAttribute("aria-busy");
     node.querySelector(".progress")?.remove();
