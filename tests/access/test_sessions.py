@@ -161,7 +161,8 @@ def test_a_group_map_is_read_with_clear_errors(tmp_path: Path) -> None:
     path = tmp_path / "groups.yaml"
     path.write_text("jinji-all: [hr]\nkeiri: [finance, ⼈事]\nsoumu: public\n", encoding="utf-8")
     read = load_group_map(path, ["shirabe-admins", " "])
-    assert read.mapping == {"jinji-all": ("hr",), "keiri": ("finance", "人事"), "soumu": ("public",)}
+    mapped = {"jinji-all": ("hr",), "keiri": ("finance", "人事"), "soumu": ("public",)}
+    assert read.mapping == mapped
     assert read.admin_groups == frozenset({"shirabe-admins"})
     assert load_group_map(None).mapping is None
     assert parse_group_map(None, "empty").mapping == {}  # an empty file gives no group
@@ -173,7 +174,7 @@ def test_a_group_map_is_read_with_clear_errors(tmp_path: Path) -> None:
         with pytest.raises(ConfigurationError, match=message):
             parse_group_map(data, "group map g.yaml")
     (tmp_path / "bad.yaml").write_text("a: [", encoding="utf-8")
-    with pytest.raises(ConfigurationError, match="group map .*bad.yaml: not valid YAML"):
+    with pytest.raises(ConfigurationError, match=r"group map .*bad\.yaml: not valid YAML"):
         load_group_map(tmp_path / "bad.yaml")
 
 
