@@ -99,6 +99,7 @@ def test_secrets_are_not_shown(folder: Path) -> None:
 def test_the_sign_in_settings_are_shown_and_the_client_secret_is_not(folder: Path) -> None:
     env = ENV | {
         "SHIRABE_SIGN_IN__OIDC_ISSUER": "https://login.example.com/",
+        "SHIRABE_SIGN_IN__OIDC_CLIENT_ID": "shirabe",
         "SHIRABE_SIGN_IN__PROXY_ADDRESSES": "10.0.0.5,10.1.0.0/16",
         "SHIRABE_OIDC_CLIENT_SECRET": "oidc-client-secret",
     }

@@ -199,14 +199,15 @@ def test_the_sign_in_settings() -> None:
     assert settings.proxy_addresses == ["10.0.0.5/32", "10.1.0.0/16"]
     assert settings.admin_groups == ["shirabe-admins", "it-admins"]
     assert settings.redirect_base_url == "http://docs.intranet.example"
-    assert not SignInSettings().oidc and not SignInSettings(oidc_issuer=ISSUER).oidc
-    assert (
-        SignInSettings(oidc_issuer="http://localhost:9400").oidc_issuer == "http://localhost:9400"
-    )
+    assert not SignInSettings().oidc
+    local = SignInSettings(oidc_issuer="http://localhost:9400/", oidc_client_id="shirabe")
+    assert local.oidc_issuer == "http://localhost:9400"
     for wrong in (
-        {"oidc_issuer": "http://login.example.com"},  # the issuer over https
-        {"oidc_issuer": "login.example.com"},
-        {"oidc_issuer": "https://login.example.com/?x=1"},
+        {"oidc_issuer": "http://login.example.com", "oidc_client_id": "s"},  # over https
+        {"oidc_issuer": "login.example.com", "oidc_client_id": "s"},
+        {"oidc_issuer": "https://login.example.com/?x=1", "oidc_client_id": "s"},
+        {"oidc_issuer": ISSUER},  # without a client id
+        {"oidc_client_id": "shirabe"},  # without an issuer
         {"proxy_addresses": ["10.0.0.300"]},
         {"proxy_addresses": ["proxy.example.com"]},
         {"session_lifetime": "30m"},

@@ -8,10 +8,10 @@ from __future__ import annotations
 import ipaddress
 import json
 from pathlib import Path
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 from urllib.parse import urlsplit
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import NoDecode
 
 from shirabe.settings.files import parse_lifetime
@@ -107,6 +107,16 @@ class SignInSettings(Section):
     def oidc(self) -> bool:
         """Whether OpenID Connect sign-in is configured."""
         return bool(self.oidc_issuer and self.oidc_client_id)
+
+    @model_validator(mode="after")
+    def _both(self) -> Self:
+        """An issuer without a client id, or the other way round, is a mistake: said so."""
+        if bool(self.oidc_issuer) != bool(self.oidc_client_id):
+            raise ValueError(
+                "OpenID Connect sign-in needs both oidc_issuer and oidc_client_id "
+                "(SHIRABE_SIGN_IN__OIDC_ISSUER, SHIRABE_SIGN_IN__OIDC_CLIENT_ID)"
+            )
+        return self
 
     @field_validator("oidc_scopes", "admin_groups", "proxy_addresses", mode="before")
     @classmethod

@@ -14,6 +14,8 @@ export function setSession(value) {
 
 const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+localStorage.removeItem("shirabe-token");  // where an older page kept the token: gone
+
 // An anonymous browser keeps its conversations under a random id of its own.
 function clientId() {
   let id = localStorage.getItem("shirabe-client");
