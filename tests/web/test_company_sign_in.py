@@ -110,10 +110,12 @@ def test_a_user_reads_what_their_directory_groups_may(browser: Any, company: Com
     page = context.new_page()
     page.set_default_timeout(60_000)
     page.goto(company.url)
+    page.evaluate("() => localStorage.setItem('shirabe-token', 'shb_kept_by_an_older_page')")
+    page.reload()
     page.wait_for_selector("#signin:not([hidden])")
     sign_in(page, "sub-hana")
     assert page.inner_text("#who") == "hana" and page.is_visible("#signout")
-    # the page keeps no token, and its script cannot read the session cookie
+    # the page keeps no token (one an older page kept is gone), and cannot read its cookie
     assert page.evaluate("() => Object.keys(localStorage)") == ["shirabe-client"]
     assert "shirabe_session" not in page.evaluate("() => document.cookie")
     assert any(c["name"] == "shirabe_session" and c["httpOnly"] for c in context.cookies())
