@@ -1,9 +1,10 @@
 """How the parts of one index are made from its settings, each once, when first used.
 
 :class:`Assembly` builds every component the engine composes: the store and its backend, the
-embedder, tokenizer, chunker and retriever, the accounts, conversations and access map, the
-answer generator and its query understanding, the searcher, planner and answer stage, the
-ingest-time writers, the document root and the indexer. Constructing it is cheap; a store,
+embedder, tokenizer, chunker and retriever, the accounts with their sessions and directory
+users, conversations and access map, the answer generator and its query understanding, the
+searcher, planner and answer stage, the ingest-time writers, the document root and the
+indexer. Constructing it is cheap; a store,
 embedder, tokenizer, chunker or ingest-time chat model can be passed in instead (tests, custom
 backends). :class:`shirabe.engine.Shirabe` is the assembly with the operations.
 """
@@ -17,7 +18,9 @@ from typing import Protocol, TypeVar
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
+from shirabe.access.directory import Directory, load_group_map
 from shirabe.access.map import AccessMap, load_access_map
+from shirabe.access.sessions import Sessions
 from shirabe.answering.answerer import Answerer
 from shirabe.answering.planner import Planner
 from shirabe.answering.protocol import Generator
@@ -130,6 +133,18 @@ class Assembly:
     def accounts(self) -> Accounts:
         """Users, groups and API tokens, kept by the store (this home, or the database)."""
         return self._opened(Accounts(self.backend.open_accounts()))
+
+    @cached_property
+    def sessions(self) -> Sessions:
+        """Browsers signed in to the page, kept with the accounts."""
+        return Sessions(self.accounts)
+
+    @cached_property
+    def directory(self) -> Directory:
+        """Users who sign in with the company's accounts, with the groups the group map
+        (``sign_in.group_map``) gives their directory groups."""
+        sign_in = self.settings.sign_in
+        return Directory(self.accounts, load_group_map(sign_in.group_map, sign_in.admin_groups))
 
     @cached_property
     def conversations(self) -> Conversations:

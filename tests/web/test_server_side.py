@@ -154,8 +154,13 @@ def test_an_empty_index_says_how_documents_are_added(tmp_path: Path, anonymous_p
         assert "まだ文書がありません" in empty.inner_text()
         assert "管理者に文書の追加を依頼してください" in empty.inner_text()
         assert page.locator(".examples .example").count() == 0
-        page.evaluate("token => localStorage.setItem('shirabe-token', token)", token)
-        page.reload()  # an admin is told how to add them
+        signed = page.evaluate(
+            "token => fetch('/api/session', {method: 'POST',"
+            " headers: {Authorization: 'Bearer ' + token}}).then(r => r.status)",
+            token,
+        )
+        assert signed == 200
+        page.reload()  # signed in (a session cookie): an admin is told how to add them
         page.wait_for_function(
             "() => (document.querySelector('#messages .empty') || {}).textContent"
             "?.includes('shirabe ingest')"

@@ -48,6 +48,7 @@ def serve(
         import uvicorn
 
         from shirabe.server.app import create_app
+        from shirabe.server.proxy import behind_proxies
 
         shirabe = Shirabe(settings)
         shirabe.store  # noqa: B018  (an unreachable database or a bad store is reported here)
@@ -64,7 +65,10 @@ def serve(
                 "shirabe: requests are answered only for localhost names: list the names "
                 "or addresses other machines use in SHIRABE_SERVER__ALLOWED_HOSTS"
             )
-        uvicorn.run(api, host=listen.host, port=listen.port, log_level="warning")
+        served = behind_proxies(api, settings)  # X-Forwarded-* read here, after the peer is kept
+        uvicorn.run(
+            served, host=listen.host, port=listen.port, log_level="warning", proxy_headers=False
+        )
 
 
 @with_options

@@ -16,9 +16,12 @@ from shirabe.records.readers import (
     Conversation as Conversation,
     Feedback as Feedback,
     FoundConversation as FoundConversation,
+    Identity as Identity,
     NewTurn as NewTurn,
     Rating as Rating,
     Reader as Reader,
+    Session as Session,
+    SignedIn as SignedIn,
     StoredTurn as StoredTurn,
     User as User,
 )

@@ -1,4 +1,5 @@
-"""Who reads, and what they keep: readers and users, the audit log, conversations and feedback."""
+"""Who reads, and what they keep: readers and users, the people the company's directory vouches
+for and the browsers signed in, the audit log, conversations and feedback."""
 
 from __future__ import annotations
 
@@ -41,6 +42,49 @@ class User:
     @property
     def reader(self) -> Reader:
         return Reader(frozenset(self.groups), admin=self.admin)
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Someone as the company's directory vouches for them: who vouches (an OpenID Connect
+    issuer, or ``proxy``) and the subject it gives them identify them; the name and groups
+    are what it says of them now."""
+
+    issuer: str
+    subject: str
+    name: str
+    """The name they go by there (a user made for them is named after it)."""
+    groups: tuple[str, ...] = ()
+    """Their directory groups."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A directory user after signing in, and as they were before (None: made just now)."""
+
+    user: User
+    before: User | None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the user was made, or their groups or admin role changed."""
+        before = self.before
+        return before is None or (before.groups, before.admin) != (
+            self.user.groups,
+            self.user.admin,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A browser signed in to the page, as stored (never its secret)."""
+
+    id: int
+    user: User
+    via: str
+    """How it was signed in: ``token`` (an API token typed into the page) or ``oidc``."""
+    created_at: str
+    expires_at: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
-"""The audit log: who uploaded, replaced, deleted or changed the readers of a document, and
-which addresses failed to sign in."""
+"""The audit log: who uploaded, replaced, deleted or changed the readers of a document, who
+signed in to the page and out of it, and which addresses failed to sign in."""
 
 from __future__ import annotations
 
@@ -31,5 +31,7 @@ def audit(
 
 def _shown(server: Server, action: str, path: str) -> str:
     """A document's place as the document list names it; a root as the folder it is (its
-    place below itself would be "."), a failed sign-in's request path as it is."""
-    return path if action in ("root", "sign_in_failed") else server.show(path)
+    place below itself would be "."), a sign-in's or sign-out's request path as it is."""
+    return (
+        path if action in ("root", "sign_in", "sign_out", "sign_in_failed") else server.show(path)
+    )

@@ -37,6 +37,25 @@ CREATE TABLE IF NOT EXISTS audit (
     detail TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS control (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    signed_in_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    hash TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+    via TEXT NOT NULL,
+    token INTEGER REFERENCES tokens(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    ended_at TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,

@@ -211,6 +211,28 @@ MIGRATIONS: tuple[str, ...] = (
             ON DELETE CASCADE
     );
     """,
+    # 9: users who sign in with the company's accounts, and signed-in browsers
+    """
+    CREATE TABLE identities (
+        issuer text NOT NULL,
+        subject text NOT NULL,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        created_at text NOT NULL,
+        signed_in_at text NOT NULL,
+        PRIMARY KEY (issuer, subject)
+    );
+    CREATE TABLE sessions (
+        id bigserial PRIMARY KEY,
+        hash text NOT NULL UNIQUE,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        via text NOT NULL,
+        token bigint REFERENCES tokens(id) ON DELETE CASCADE,
+        created_at text NOT NULL,
+        expires_at text NOT NULL,
+        ended_at text
+    );
+    CREATE INDEX sessions_expiry ON sessions (expires_at);
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
