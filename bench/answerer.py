@@ -35,18 +35,18 @@ from typing import Any
 from shirabe.answering.learned import read_model, write_model
 from shirabe.answering.spans import SPAN_FEATURES
 from shirabe.engine import Shirabe
-from shirabe.evaluation import span_training, stage_figures, training
 from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.squad import read_squad, squad_questions, write_corpus
 from shirabe.settings import Settings, TokenizerSettings
 from shirabe.tokenizers.registry import make_tokenizer
+from shirabe.training import figures, lines, spans
 
 from common import CACHE, ROOT, SHARED, revision, write_result
 
 JAQUAD = SHARED / "data" / "jaquad" / "train.json"
 JSQUAD = SHARED / "data" / "jsquad" / "valid-v1.3.json"
 MODEL = ROOT / "src" / "shirabe" / "answering" / "model" / "answerer.json.gz"
-MAX_FALSE_REFUSALS = stage_figures.MAX_FALSE_REFUSALS
+MAX_FALSE_REFUSALS = figures.MAX_FALSE_REFUSALS
 CASE_WEIGHT = 10
 """How many times each company-style case counts against one JaQuAD question."""
 CASE_SETS = {
@@ -70,11 +70,11 @@ def progress(label: str) -> Callable[[int, int], None]:
 
 def examples_of(
     name: str, file: Path, keep: Callable[[int], bool], refresh: bool
-) -> list[training.Example]:
+) -> list[lines.Example]:
     cached = CACHE / "answerer" / f"{name}.pkl"
     if cached.exists() and not refresh:
         with cached.open("rb") as f:
-            loaded: list[training.Example] = pickle.load(f)
+            loaded: list[lines.Example] = pickle.load(f)
         for e in loaded:  # examples cached before a field was added
             for field, default in (("verdict", None), ("swapped", ""), ("apart", False)):
                 if not hasattr(e, field):
@@ -90,27 +90,27 @@ def examples_of(
         report = app.ingest([corpus])
         print(f"{name}: {report.counts}", file=sys.stderr)
         prefix = str(corpus.resolve()) + "/"
-        found = training.collect(app, questions, prefix, progress=progress(name), keep_lines=True)
+        found = lines.collect(app, questions, prefix, progress=progress(name), keep_lines=True)
     cached.parent.mkdir(parents=True, exist_ok=True)
     with cached.open("wb") as f:
         pickle.dump(found, f)
     return found
 
 
-def case_examples_of(refresh: bool) -> dict[str, list[training.Example]]:
+def case_examples_of(refresh: bool) -> dict[str, list[lines.Example]]:
     """The examples of the company-style eval cases, by corpus, each over its own index."""
     cached = CACHE / "answerer" / "cases.pkl"
     if cached.exists() and not refresh:
         with cached.open("rb") as f:
-            loaded: dict[str, list[training.Example]] = pickle.load(f)
+            loaded: dict[str, list[lines.Example]] = pickle.load(f)
         return loaded
-    found: dict[str, list[training.Example]] = {}
+    found: dict[str, list[lines.Example]] = {}
     for corpus, (folder, names) in CASE_SETS.items():
         settings = Settings().model_copy(update={"home": CACHE / "answerer" / f"index-{corpus}"})
         with Shirabe(settings) as app:
             app.ingest([ROOT / folder])
             cases = [c for n in names for c in load_cases(ROOT / "eval" / n) if not c.dialogue]
-            found[corpus], _unused = training.case_examples(app, cases)
+            found[corpus], _unused = lines.case_examples(app, cases)
     with cached.open("wb") as f:
         pickle.dump(found, f)
     return found
@@ -147,14 +147,14 @@ def main() -> None:
         + ", ".join(n for c, (_f, names) in CASE_SETS.items() if c != args.hold_out for n in names)
         + f" (each counted {CASE_WEIGHT} times)"
     )
-    trained = training.fit(train, data=data)
+    trained = lines.fit(train, data=data)
     spec = trained.spec
     tmp = CACHE / "answerer" / "candidate.json.gz"
     write_model(tmp, spec)
     model = read_model(tmp)
     dev_own = [e for e in dev if e.own and not e.swapped]
-    threshold = stage_figures.choose_threshold(
-        stage_figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
+    threshold = figures.choose_threshold(
+        figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
     words_of = make_tokenizer(TokenizerSettings()).words
@@ -163,11 +163,11 @@ def main() -> None:
         for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
         for q in squad_questions(read_squad(file), keep)
     }
-    span_forest, span_report = span_training.fit_spans(train, answers, spec, words_of)
+    span_forest, span_report = spans.fit_spans(train, answers, spec, words_of)
     spec["span"] = span_forest
     spec["features"]["span"] = list(SPAN_FEATURES)
     write_model(tmp, spec)
-    span_threshold, span_table = span_training.choose_span_threshold(
+    span_threshold, span_table = spans.choose_span_threshold(
         read_model(tmp), dev_own, answers, words_of
     )
     spec["span_threshold"] = span_threshold
@@ -184,7 +184,7 @@ def main() -> None:
         "model_bytes": args.out.stat().st_size,
         "threshold": threshold,
         "oof_auc_train": trained.report["oof_auc"],
-        "jsquad_dev": stage_figures.evaluate(model, dev, threshold),
+        "jsquad_dev": figures.evaluate(model, dev, threshold),
         "span_threshold": span_threshold,
         "span_by_threshold_dev": span_table,
         "span_rows": span_report["span_rows"],
@@ -195,7 +195,7 @@ def main() -> None:
     }
     if args.heldout:
         held = examples_of("jaquad-heldout", JAQUAD, lambda a: a % every == 1, args.refresh)
-        result["jaquad_heldout"] = stage_figures.evaluate(model, held, threshold)
+        result["jaquad_heldout"] = figures.evaluate(model, held, threshold)
     for key, value in result.items():
         print(f"{key}: {value}")
     print(f"wrote {write_result('answerer', result)}")

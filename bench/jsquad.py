@@ -32,7 +32,6 @@ from typing import Any
 from shirabe.embedders.metered import MeteredEmbedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
-from shirabe.evaluation.span_training import char_f1
 from shirabe.evaluation.squad import SquadQuestion as Question, nfkc, write_corpus
 from shirabe.records import Answer, ScoredId
 from shirabe.retrieval.fusion import convex_fusion, reciprocal_rank_fusion, zscore_fusion
@@ -41,6 +40,7 @@ from shirabe.retrieval.hybrid import HybridRetriever
 from shirabe.settings import Settings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.protocol import Store
+from shirabe.training.spans import char_f1
 
 from common import CACHE, SHARED, percentile, write_result
 

@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from shirabe.answering import features
 from shirabe.answering.learned import AnswerModel, load_model
-from shirabe.evaluation.training import Example
+from shirabe.training.lines import Example
 
 from common import CACHE, write_result
 

@@ -25,8 +25,8 @@ from jsquad import CANDIDATES, DEFAULT_FILE, cached_index
 from shirabe.answering import stage
 from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.engine import Shirabe
-from shirabe.evaluation.training import noun_pool, swap
 from shirabe.retrieval.hits import hits_for
+from shirabe.training.lines import noun_pool, swap
 
 from common import write_result
 

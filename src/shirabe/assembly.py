@@ -1,9 +1,10 @@
 """How the parts of one index are made from its settings, each once, when first used.
 
 :class:`Assembly` builds every component the engine composes: the store and its backend, the
-embedder, tokenizer, chunker and retriever, the accounts, conversations and access map, the
-answer generator and its query understanding, the searcher, planner and answer stage, the
-ingest-time writers, the document root and the indexer. Constructing it is cheap; a store,
+embedder, tokenizer, chunker and retriever, the accounts with their sessions and directory
+users, conversations and access map, the answer generator and its query understanding, the
+searcher, planner and answer stage, the ingest-time writers, the document root and the
+indexer. Constructing it is cheap; a store,
 embedder, tokenizer, chunker or ingest-time chat model can be passed in instead (tests, custom
 backends). :class:`shirabe.engine.Shirabe` is the assembly with the operations.
 """
@@ -17,15 +18,17 @@ from typing import Protocol, TypeVar
 
 from shirabe.access.accounts import Accounts
 from shirabe.access.audit import AuditWriter
+from shirabe.access.directory import Directory, load_group_map
 from shirabe.access.map import AccessMap, AccessMapFile
 from shirabe.access.people import People
+from shirabe.access.sessions import Sessions
 from shirabe.answering.answerer import Answerer
 from shirabe.answering.planner import Planner
 from shirabe.answering.protocol import Generator
 from shirabe.answering.registry import make_generator
-from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.protocol import Chunker
-from shirabe.conversations import Conversations
+from shirabe.chunking.registry import make_chunker
+from shirabe.conversations import Conversations, Titles
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.indexing.catalog import Catalog
@@ -40,8 +43,8 @@ from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.uploads import Uploads
 from shirabe.indexing.writers import IngestWriters
 from shirabe.llm.protocol import ChatModel
-from shirabe.retrieval.factory import make_retriever
 from shirabe.retrieval.protocol import Retriever
+from shirabe.retrieval.registry import make_retriever
 from shirabe.retrieval.searcher import Searcher
 from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding, Understanding
 from shirabe.settings import Settings, load_synonyms
@@ -134,10 +137,32 @@ class Assembly:
         return self._opened(Accounts(self.backend.open_accounts()))
 
     @cached_property
+    def sessions(self) -> Sessions:
+        """Browsers signed in to the page, kept with the accounts."""
+        return Sessions(self.accounts)
+
+    @cached_property
+    def directory(self) -> Directory:
+        """Users who sign in with the company's accounts, with the groups the group map
+        (``sign_in.group_map``) gives their directory groups."""
+        sign_in = self.settings.sign_in
+        return Directory(self.accounts, load_group_map(sign_in.group_map, sign_in.admin_groups))
+
+    @cached_property
     def conversations(self) -> Conversations:
-        """Conversations and feedback, per owner, kept with the accounts."""
-        turns = self.settings.server.max_conversation_turns
-        return Conversations(self.accounts.database, max_turns=turns)
+        """Conversations and feedback, per owner, kept with the accounts; new ones titled
+        by the answering chat model (if any, and titles by it are on), else by key terms."""
+        server = self.settings.server
+        titles = Titles(
+            lambda: self.tokenizer,
+            lambda: self.generator.chat_model if server.model_titles else None,
+        )
+        return Conversations(
+            self.accounts.database,
+            max_turns=server.max_conversation_turns,
+            max_versions=server.max_answer_versions,
+            titles=titles,
+        )
 
     @cached_property
     def people(self) -> People:

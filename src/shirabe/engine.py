@@ -146,6 +146,12 @@ class Shirabe(Assembly):
     def status(self) -> IndexStatus:
         return self.store.status()
 
+    def warm_up(self) -> None:
+        """Open the index and load the embedding model now, so that the first question does
+        not wait for them (a server does this before its first request)."""
+        self._bind().refresh(wait=False)
+        self.embedder.embed_query("準備")
+
     @staticmethod
     def file_types() -> list[str]:
         """Every file suffix some loader reads, with its dot, sorted (``.csv``, ``.docx``, …)."""

@@ -17,7 +17,7 @@ from shirabe.answering.features import (
     question_terms,
     weight_of,
 )
-from shirabe.evaluation.stage_figures import auc, choose_threshold
+from shirabe.training.figures import auc, choose_threshold
 
 NOUN = ("名詞", "普通名詞", "一般", "*", "*", "*")
 PROPER = ("名詞", "固有名詞", "一般", "*", "*", "*")

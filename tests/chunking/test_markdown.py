@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from shirabe.chunking.factory import make_chunker
 from shirabe.chunking.markdown import MarkdownChunker, parse_blocks, summary_texts
 from shirabe.chunking.protocol import Chunker
+from shirabe.chunking.registry import make_chunker
 from shirabe.records import Chunk, Document, Part
 from shirabe.settings import IngestSettings
 from shirabe.text.markdown import escape_line, starts_structure

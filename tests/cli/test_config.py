@@ -96,6 +96,31 @@ def test_secrets_are_not_shown(folder: Path) -> None:
     )
 
 
+def test_the_sign_in_settings_are_shown_and_the_client_secret_is_not(folder: Path) -> None:
+    env = ENV | {
+        "SHIRABE_SIGN_IN__OIDC_ISSUER": "https://login.example.com/",
+        "SHIRABE_SIGN_IN__OIDC_CLIENT_ID": "shirabe",
+        "SHIRABE_SIGN_IN__PROXY_ADDRESSES": "10.0.0.5,10.1.0.0/16",
+        "SHIRABE_OIDC_CLIENT_SECRET": "oidc-client-secret",
+    }
+    for args in (["--json"], []):
+        result = runner.invoke(app, ["config", *args], env=env)
+        assert result.exit_code == 0, result.output
+        assert "oidc-client-secret" not in result.output
+    sign_in = json.loads(runner.invoke(app, ["config", "--json"], env=env).stdout)["sign_in"]
+    assert sign_in["oidc_issuer"] == {
+        "value": "https://login.example.com",
+        "origin": "environment",
+        "variable": "SHIRABE_SIGN_IN__OIDC_ISSUER",
+    }
+    assert sign_in["proxy_addresses"]["value"] == ["10.0.0.5/32", "10.1.0.0/16"]
+    assert sign_in["oidc_client_secret_env"] == {
+        "value": "SHIRABE_OIDC_CLIENT_SECRET",
+        "origin": "default",
+    }
+    assert sign_in["session_lifetime"] == {"value": "12h", "origin": "default"}
+
+
 def test_the_text_lists_sections_and_origins(folder: Path) -> None:
     result = runner.invoke(app, ["config"], env=ENV)
     assert result.exit_code == 0, result.output

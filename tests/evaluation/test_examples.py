@@ -11,6 +11,7 @@ from shirabe.evaluation.examples import (
     from_headings,
     in_turns,
     question_for,
+    subject_of,
     title_of,
     topic,
 )
@@ -57,7 +58,7 @@ def test_the_title_heads_every_path() -> None:
     assert title_of([("お知らせ",)], "掲示") == "掲示"
 
 
-def test_a_short_title_is_put_before_the_heading() -> None:
+def test_every_question_names_what_it_is_about() -> None:
     rules = Headings(
         "休暇規程", "人事", [("休暇規程", "第1章 総則"), ("休暇規程", "第2章 年次有給休暇")]
     )
@@ -65,11 +66,33 @@ def test_a_short_title_is_put_before_the_heading() -> None:
     guide = Headings(
         "ミナモ AQ-300 かんたんガイド", "製品", [("ミナモ AQ-300 かんたんガイド", "お手入れ")]
     )
-    assert question_for(guide) == "お手入れについて教えてください"
+    assert question_for(guide) == "AQ-300のお手入れについて教えてください"  # the product
     dated = Headings(
         "障害記録（2024年）", "情報", [("障害記録（2024年）", "INC-2024-0002 ネットワーク断")]
     )
     assert question_for(dated) == "障害記録のINC-2024-0002 ネットワーク断について教えてください"
+
+
+@pytest.mark.parametrize(
+    ("title", "subject"),
+    [
+        ("休暇規程", "休暇規程"),
+        ("障害記録（2024年）", "障害記録"),
+        ("社内システム利用者台帳（2025年4月1日現在）", "社内システム利用者台帳"),
+        ("加湿空気清浄機 ミナモ AQ-300 取扱説明書", "AQ-300"),
+        ("製品仕様書 加湿空気清浄機 ＡＱ－３００", "AQ-300"),  # full width
+        ("全社共通 情報セキュリティ基本方針および運用細則", None),  # long, and no code
+    ],
+)
+def test_subject_of(title: str, subject: str | None) -> None:
+    assert subject_of(title) == subject
+
+
+def test_a_document_whose_subject_has_no_short_name_is_not_asked_about() -> None:
+    policy = Headings(
+        "全社共通 情報セキュリティ基本方針および運用細則", "総務", [("x", "パスワード")]
+    )
+    assert question_for(policy) is None
 
 
 def test_a_document_with_nothing_to_ask_gives_nothing() -> None:

@@ -101,7 +101,7 @@ def test_a_follow_up_in_a_stored_conversation(client: TestClient, served: dict[s
     assert done["standalone"].startswith("INC-2024-0006")
     assert "15時30分" in done["answer"] and done["turn"] == 2
     kept = client.get(f"/api/conversations/{ident}", headers=taro).json()
-    assert kept["title"] == "INC-2024-0006はどんな障害ですか？"
+    assert kept["title"] == "INC-2024-0006 障害"  # the first question's key terms
     assert [t["question"] for t in kept["history"]] == [
         "INC-2024-0006はどんな障害ですか？",
         "それは何時に復旧しましたか？",
@@ -109,6 +109,44 @@ def test_a_follow_up_in_a_stored_conversation(client: TestClient, served: dict[s
     assert kept["history"][1]["citations"][0]["source"] == "総務/障害記録.md"
     listed = client.get("/api/conversations", headers=taro).json()["conversations"]
     assert [(c["id"], c["turns"]) for c in listed] == [(ident, 2)]
+
+
+def test_a_new_conversation_is_made_with_its_first_answer(
+    client: TestClient, served: dict[str, Any]
+) -> None:
+    hana = auth(served, "hana")
+
+    def listed() -> dict[str, Any]:
+        found = client.get("/api/conversations", headers=hana).json()["conversations"]
+        return {c["id"]: c for c in found}
+
+    before = set(listed())
+    nothing = client.post(
+        "/api/ask", json={"question": "？？？", "new_conversation": True}, headers=hana
+    )
+    assert error_code(nothing, 422) == "unsearchable"
+    assert set(listed()) == before  # no answer, no conversation
+    question = "INC-2024-0004の原因は何ですか？"
+    body = {"question": question, "new_conversation": True}
+    answer = client.post("/api/ask", json=body, headers=hana).json()
+    ident = answer["conversation"]
+    assert answer["turn"] == 1 and ident not in before
+    assert (listed()[ident]["turns"], listed()[ident]["title"]) == (1, "INC-2024-0004 原因")
+    cited = answer["citations"][0]
+    assert cited["marks"] and all(0 <= s < e <= len(cited["text"]) for s, e in cited["marks"])
+    kept = client.get(f"/api/conversations/{ident}", headers=hana).json()["history"][0]
+    assert kept["citations"][0]["marks"] == cited["marks"]
+    with client.stream("POST", "/api/ask/stream", json=body, headers=hana) as response:
+        done = [
+            json.loads(line.split(":", 1)[1])
+            for line in response.iter_lines()
+            if line.startswith("data:")
+        ][-1]
+    assert done["turn"] == 1 and done["conversation"] not in {ident, *before}
+    both = client.post("/api/ask", json=body | {"conversation": ident}, headers=hana)
+    assert error_code(both, 422) == "invalid_request"
+    anonymous = client.post("/api/ask", json=body)
+    assert error_code(anonymous, 400) == "no_client"
 
 
 def test_another_users_conversation_is_not_found(
@@ -204,11 +242,14 @@ def test_an_answer_asked_again_reads_only_the_turns_before_it(
     ask("INC-2024-0004はどんな障害ですか？")  # another incident after it
     twice = ask("それは何時に復旧しましたか？", again=2).json()
     assert twice["standalone"] == first["standalone"]  # after turn 1 only, not after turn 3
-    assert "15時30分" in twice["answer"] and twice["turn"] == 4
-    later = ask("その原因は何ですか？").json()  # turn 4 is read as it was searched: 0006
-    assert "INC-2024-0006" in later["standalone"], later["standalone"]
+    assert "15時30分" in twice["answer"]
+    assert (twice["turn"], twice["version"], twice["versions"]) == (2, 2, 2)  # kept in place
     kept = client.get(f"/api/conversations/{ident}", headers=taro).json()["history"]
-    assert [t["position"] for t in kept] == [1, 2, 3, 4, 5]
+    assert [(t["position"], t["version"], t["versions"]) for t in kept] == [
+        (1, 1, 1),
+        (2, 2, 2),
+        (3, 1, 1),
+    ]
     mixed = ask("それは何時に復旧しましたか？", again=2, history=[{"question": "x"}])
     assert error_code(mixed, 422) == "invalid_request"
     assert error_code(ask("別の質問", again=1), 422) == "invalid_request"

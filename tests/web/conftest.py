@@ -23,8 +23,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     base = tmp_path_factory.mktemp("browser")
     docs = base / "docs"
-    shutil.copytree(ROOT / "sample_docs" / "人事", docs / "人事")
-    shutil.copytree(ROOT / "sample_docs" / "製品", docs / "製品")
+    for folder in ("人事", "経理", "製品"):
+        shutil.copytree(ROOT / "sample_docs" / folder, docs / folder)
     (docs / "総務").mkdir()
     (docs / "総務" / "壊れた議事録.docx").write_bytes(b"PK\x03\x04 not really a document")
     index = str(base / "index")

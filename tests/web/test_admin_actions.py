@@ -19,7 +19,7 @@ from shirabe.server.process import free_port, running
 
 from tests.support import ROOT
 from tests.web.helpers import cli, sign_in, upload
-from tests.web.test_accessibility import shot, violations
+from tests.web.test_accessibility import save, violations
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
@@ -221,14 +221,17 @@ def test_an_access_map_change_is_previewed_before_it_is_saved(
     assert "閲覧の設定の変更" in admin.inner_text("#admin-audit")
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_the_admin_view_is_accessible_and_fits_a_phone(
-    signed_in: Any, viewport: tuple[int, int]
+    signed_in: Any, viewport: tuple[int, int], theme: str
 ) -> None:
     width, height = viewport
     size = "desktop" if width > 760 else "phone"
     admin = signed_in("admin")
     admin.set_viewport_size({"width": width, "height": height})
+    admin.select_option("#theme", theme)
+    suffix = "" if theme == "light" else "-dark"
     if size == "phone" and admin.is_visible("#sidebar"):
         admin.click("#menu-toggle")
     admin_view(admin)
@@ -238,10 +241,11 @@ def test_the_admin_view_is_accessible_and_fits_a_phone(
         "audit-title",
         hash_before,
     ]
-    admin.fill("#user-name", f"axe-{size}")
+    name = f"axe-{size}-{theme}"
+    admin.fill("#user-name", name)
     admin.click("#user-form button[type=submit]")
     admin.wait_for_function(
-        "name => document.querySelector('#token-user').value === name", arg=f"axe-{size}"
+        "name => document.querySelector('#token-user').value === name", arg=name
     )
     admin.click("#token-form button[type=submit]")
     admin.locator("#token-shown").wait_for(state="visible")
@@ -254,17 +258,15 @@ def test_the_admin_view_is_accessible_and_fits_a_phone(
         ".filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.id || e.tagName)"
     )
     assert wide == [], f"scrolls sideways at {width}px: {wide}"
-    shot(admin, f"admin-actions-{size}")
-    admin.locator("#admin-users tr", has_text=f"axe-{size}").get_by_role(
-        "button", name="削除"
-    ).click()
+    save(admin, f"admin-actions-{size}{suffix}")
+    admin.locator("#admin-users tr", has_text=name).get_by_role("button", name="削除").click()
     admin.locator("#confirm").wait_for(state="visible")
     found["confirm"] = violations(admin)
-    shot(admin, f"admin-confirm-{size}")
+    save(admin, f"admin-confirm-{size}{suffix}")
     admin.click("#confirm-ok")
     admin.wait_for_function(
         "name => !document.querySelector('#admin-users').textContent.includes(name)",
-        arg=f"axe-{size}",
+        arg=name,
     )
     failing = {view: v for view, v in found.items() if v}
     assert not failing, json.dumps(failing, ensure_ascii=False, indent=1)

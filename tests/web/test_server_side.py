@@ -1,6 +1,6 @@
 """What the page does on the server, each with a server of its own: the stop button ends the
-model's stream on the server and nothing is recorded, and the conversation history survives
-the server being stopped and started again."""
+model's stream on the server and nothing is recorded (not even a conversation), and the
+conversation history survives the server being stopped and started again."""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ def anonymous_page(browser: Any) -> Iterator[Any]:
 
 
 def kept(page: Any, ident: str) -> Any:
-    """The stored conversation, fetched by the page as the page fetches it."""
+    """The stored conversation (every one, for ``""``), fetched as the page fetches it."""
     return page.evaluate(
-        """async id => (await fetch(`/api/conversations/${id}`,
+        """async id => (await fetch(`/api/conversations${id && "/" + id}`,
             {headers: {"X-Shirabe-Client": localStorage.getItem("shirabe-client")}})).json()""",
         ident,
     )
@@ -96,8 +96,9 @@ def test_stop_on_the_page_stops_the_model_on_the_server(
         assert SlowModel.hung_up.wait(timeout=10), f"the model kept writing ({SlowModel.sent})"
         assert not SlowModel.finished and SlowModel.sent < TOKENS
         assert "停止しました" in page.locator(".msg.a").last.inner_text()
-        ident = page.evaluate("() => new URLSearchParams(location.hash.slice(1)).get('c')")
-        assert ident and kept(page, ident)["history"] == []  # a stopped answer is not kept
+        # a stopped answer is not kept, nor is the new chat's conversation made
+        assert page.evaluate("() => location.hash") == ""
+        assert kept(page, "")["conversations"] == []
 
 
 def test_the_history_survives_a_server_restart(tmp_path: Path, anonymous_page: Any) -> None:
@@ -153,8 +154,13 @@ def test_an_empty_index_says_how_documents_are_added(tmp_path: Path, anonymous_p
         assert "まだ文書がありません" in empty.inner_text()
         assert "管理者に文書の追加を依頼してください" in empty.inner_text()
         assert page.locator(".examples .example").count() == 0
-        page.evaluate("token => localStorage.setItem('shirabe-token', token)", token)
-        page.reload()  # an admin is told how to add them
+        signed = page.evaluate(
+            "token => fetch('/api/session', {method: 'POST',"
+            " headers: {Authorization: 'Bearer ' + token}}).then(r => r.status)",
+            token,
+        )
+        assert signed == 200
+        page.reload()  # signed in (a session cookie): an admin is told how to add them
         page.wait_for_function(
             "() => (document.querySelector('#messages .empty') || {}).textContent"
             "?.includes('shirabe ingest')"

@@ -24,32 +24,35 @@ def context(browser: Any) -> Iterator[Any]:
     context.close()
 
 
-def starting(context: Any, server: dict[str, str], *methods: str) -> tuple[Any, dict[str, Any]]:
-    """A page signed in while the first request of each of ``methods`` to /api/conversations
-    (GET: the list read at start-up, POST: the conversation a first question makes) is held;
-    the page, and the held routes by method, for the test to continue or answer."""
+def starting(context: Any, server: dict[str, str], *held_ones: str) -> tuple[Any, dict[str, Any]]:
+    """A page signed in while the first of each of ``held_ones`` is held: ``GET`` the
+    conversation list read at start-up, ``ASK`` the first question's answer (which makes its
+    conversation); the page, and the held routes, for the test to continue or answer."""
     page = context.new_page()
     page.set_default_timeout(60_000)
     held: dict[str, Any] = {}
 
-    def hold(route: Any) -> None:
-        method = route.request.method
-        if method in methods and method not in held:
-            held[method] = route
-        else:
-            route.continue_()
+    def hold(kind: str) -> Any:
+        def route_it(route: Any) -> None:
+            if kind in held_ones and kind not in held and route.request.method in ("GET", "POST"):
+                held[kind] = route
+            else:
+                route.continue_()
 
-    page.route("**/api/conversations", hold)
+        return route_it
+
+    page.route("**/api/conversations", hold("GET"))
+    page.route("**/api/ask/stream", hold("ASK"))
     sign_in(page, server["url"], server["token"])  # the app shows before the list arrives
     return page, held
 
 
-def wait_until_held(page: Any, held: dict[str, Any], *methods: str) -> None:
+def wait_until_held(page: Any, held: dict[str, Any], *kinds: str) -> None:
     for _ in range(600):
-        if all(method in held for method in methods):
+        if all(kind in held for kind in kinds):
             return
         page.wait_for_timeout(50)
-    raise AssertionError(f"the page never asked for {methods}; held: {list(held)}")
+    raise AssertionError(f"the page never asked for {kinds}; held: {list(held)}")
 
 
 def send(page: Any) -> None:
@@ -60,16 +63,16 @@ def send(page: Any) -> None:
 def test_a_question_sent_before_the_list_arrives_keeps_its_place(
     context: Any, server: dict[str, str]
 ) -> None:
-    page, held = starting(context, server, "GET", "POST")
+    page, held = starting(context, server, "GET", "ASK")
     wait_until_held(page, held, "GET")
     send(page)
-    wait_until_held(page, held, "POST")
-    # the list arrives while the question's conversation is still being made
+    wait_until_held(page, held, "ASK")
+    # the list arrives while the question's answer (and conversation) is still being made
     held["GET"].continue_()
     page.wait_for_selector("#conversations > *")
     assert page.locator(".empty").count() == 0, "start-up showed the empty chat over the question"
     assert page.locator(".msg.q").all_inner_texts() == [QUESTION]
-    held["POST"].continue_()
+    held["ASK"].continue_()
     settled(page, 1)
     answer = page.locator(".msg.a").first
     assert "error" not in (answer.get_attribute("class") or "")
@@ -79,6 +82,7 @@ def test_a_question_sent_before_the_list_arrives_keeps_its_place(
     page.wait_for_selector(f'#conversations li.current[data-id="{conversation}"]')
     assert page.locator("#conversations li.current").count() == 1
     page.unroute("**/api/conversations")
+    page.unroute("**/api/ask/stream")
 
 
 def test_a_list_read_before_the_question_never_hides_its_conversation(
@@ -100,3 +104,4 @@ def test_a_list_read_before_the_question_never_hides_its_conversation(
     assert page.locator(".msg.q").all_inner_texts() == [QUESTION]
     assert page.evaluate(OPEN) == conversation
     page.unroute("**/api/conversations")
+    page.unroute("**/api/ask/stream")

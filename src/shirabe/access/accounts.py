@@ -45,6 +45,10 @@ class Database(Protocol):
         """Run a write in its own transaction; the number of rows it touched."""
         ...
 
+    def changes(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> list[int]:
+        """Run several writes in one transaction, all or none; the rows each touched."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -140,7 +144,8 @@ class Accounts:
     # users
 
     @staticmethod
-    def _user(row: Row) -> User:
+    def user_of(row: Row) -> User:
+        """The user of a row of the users table (with any other columns beside)."""
         return User(
             row["name"], tuple(json.loads(row["groups"])), bool(row["admin"]), row["created_at"]
         )
@@ -161,10 +166,10 @@ class Accounts:
         rows = self._db.query("SELECT * FROM users WHERE name = ?", (name,))
         if not rows:
             raise NoAccountError(f"no user {name!r}")
-        return self._user(rows[0])
+        return self.user_of(rows[0])
 
     def list_users(self) -> list[User]:
-        return [self._user(r) for r in self._db.query("SELECT * FROM users ORDER BY name")]
+        return [self.user_of(r) for r in self._db.query("SELECT * FROM users ORDER BY name")]
 
     def update_user(
         self, name: str, *, groups: Sequence[str] | None = None, admin: bool | None = None
@@ -272,7 +277,7 @@ class Accounts:
         self._db.change(
             "UPDATE tokens SET last_used_at = ? WHERE id = ?", (_now(), rows[0]["token_id"])
         )
-        return self._user(rows[0])
+        return self.user_of(rows[0])
 
     # the audit log
 

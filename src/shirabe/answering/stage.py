@@ -4,7 +4,7 @@ For a question and its retrieved passages, every sentence, list item and table r
 candidate (:meth:`ExtractiveGenerator.candidates`). The stage describes each with the features
 of :mod:`shirabe.answering.features`, scores them with the line model, and gives the question
 model's calibrated probability that the candidates answer the question. Training
-(:mod:`shirabe.evaluation.training`) builds its examples through the same functions, so the
+(:mod:`shirabe.training.lines`) builds its examples through the same functions, so the
 model sees at training time exactly what it sees when answering.
 """
 

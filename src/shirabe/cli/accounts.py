@@ -85,7 +85,7 @@ def tokens_create(
         typer.Option(
             "--expires",
             help="The token stops working this long from now: 12h, 90d, 8w "
-            "(default SHIRABE_TOKEN_LIFETIME, else never).",
+            "(default SHIRABE_SERVER__TOKEN_LIFETIME, else never).",
         ),
     ] = None,
     index: IndexOption = None,

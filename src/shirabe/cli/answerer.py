@@ -12,13 +12,12 @@ from typing import Annotated, Any
 
 import typer
 
-from shirabe.answering.learned import load_model, read_model, write_model
 from shirabe.cli.options import IndexOption, errors, make_settings, opened
 from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import out
 from shirabe.engine import Shirabe
-from shirabe.evaluation import stage_figures, training
 from shirabe.evaluation.cases import load_cases
+from shirabe.training import figures, lines, load_model, read_model, write_model
 
 
 @contextmanager
@@ -68,7 +67,7 @@ def answerer_train(
     on it are printed side by side."""
     with errors():
         settings = make_settings(index=index)
-        selected = training.selected_articles(squad, every)
+        selected = lines.selected_articles(squad, every)
         held = set(selected[9::10])
         kept = set(selected) - held
 
@@ -76,7 +75,7 @@ def answerer_train(
             return ingest_with_progress(app, paths)
 
         with _collecting("asking the training questions") as shown:
-            examples = training.squad_examples(
+            examples = lines.squad_examples(
                 settings,
                 squad,
                 work / "train",
@@ -89,33 +88,33 @@ def answerer_train(
         unused = 0
         if cases is not None:
             with opened(settings) as app:
-                from_cases, unused = training.case_examples(app, load_cases(cases))
+                from_cases, unused = lines.case_examples(app, load_cases(cases))
             train += from_cases
             out.print(f"{len(from_cases)} feedback cases added ({unused} of other kinds unused)")
         if dev is not None:
             with _collecting("asking the development questions") as shown:
-                choose_on = training.squad_examples(
+                choose_on = lines.squad_examples(
                     settings, dev, work / "dev", ingest=ingest, progress=shown
                 )
         else:
             choose_on = held_out
         with out.status("training…"):
-            trained = training.fit(train, data=f"{squad.name}, every {every}th article")
+            trained = lines.fit(train, data=f"{squad.name}, every {every}th article")
         spec = trained.spec
         draft = work / "draft.json.gz"
         write_model(draft, spec)
         answerable = [e for e in choose_on if e.own and not e.swapped]
-        spec["threshold"] = stage_figures.choose_threshold(
-            stage_figures.probabilities(read_model(draft), answerable).tolist(),
-            stage_figures.MAX_FALSE_REFUSALS,
+        spec["threshold"] = figures.choose_threshold(
+            figures.probabilities(read_model(draft), answerable).tolist(),
+            figures.MAX_FALSE_REFUSALS,
         )
         spec["meta"]["threshold_chosen_on"] = str(dev or f"{squad.name} (held-out articles)")
         write_model(out_file, spec)
         before = load_model(settings.answering.model)
         after = read_model(out_file)
         table = {
-            "before": stage_figures.evaluate(before, held_out, before.threshold),
-            "after": stage_figures.evaluate(after, held_out, after.threshold),
+            "before": figures.evaluate(before, held_out, before.threshold),
+            "after": figures.evaluate(after, held_out, after.threshold),
         }
     _print_comparison(table, trained.report, out_file)
 

@@ -31,6 +31,7 @@ from shirabe.settings import (
     SECTIONS,
     Settings,
     SettingsDeprecationWarning,
+    StoreSettings,
     env_name,
     origins,
 )
@@ -90,12 +91,19 @@ def settings_rows(
     for name, value in settings:
         if isinstance(value, BaseModel):
             rows.extend(
-                row((name, field), getattr(value, field), found)
+                row((name, field), _in_effect(value, field), found)
                 for field in type(value).model_fields
             )
         else:
             rows.append(row((name,), value, found))
     return rows
+
+
+def _in_effect(section: BaseModel, field: str) -> Any:
+    """The value of ``field`` in effect: a store backend left unset is the one chosen."""
+    if isinstance(section, StoreSettings) and field == "backend":
+        return section.chosen_backend
+    return getattr(section, field)
 
 
 def row(

@@ -40,9 +40,10 @@ def enrich(
     model: ModelOptions,
 ) -> None:
     """Have the chat model write what an ingest indexes beside the documents, then ingest:
-    likely questions and keywords for each passage (SHIRABE_ENRICH_QUESTIONS=true) and clean
-    rewrites of broken PDF pages (SHIRABE_CLEAN_PDF_PAGES=true). What is written is kept, so a
-    run that stops resumes; --dry-run says how much there is and about how many minutes."""
+    likely questions and keywords for each passage (SHIRABE_INGEST__ENRICH_QUESTIONS=true) and
+    clean rewrites of broken PDF pages (SHIRABE_INGEST__CLEAN_PDF_PAGES=true). What is written is
+    kept, so a run that stops resumes; --dry-run says how much there is and about how many
+    minutes."""
     with errors():
         settings = make_settings(model, index=index)
         if not (settings.ingest.enrich_questions or settings.ingest.clean_pdf_pages):

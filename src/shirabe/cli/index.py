@@ -23,8 +23,8 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files or folders to index.")],
     index: IndexOption = None,
     json_out: JsonOption = False,
-    chunk_size: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_SIZE")] = None,
-    chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_CHUNK_OVERLAP")] = None,
+    chunk_size: Annotated[int | None, typer.Option(help="SHIRABE_INGEST__CHUNK_SIZE")] = None,
+    chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_INGEST__CHUNK_OVERLAP")] = None,
 ) -> None:
     """Index files and folders; unchanged files are skipped, deleted ones removed."""
     settings = {"index": index, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
@@ -103,7 +103,7 @@ def migrate(
     database: Annotated[
         str | None,
         typer.Option(
-            "--database", help="postgresql://… (SHIRABE_DATABASE_URL).", show_default=False
+            "--database", help="postgresql://… (SHIRABE_STORE__DATABASE_URL).", show_default=False
         ),
     ] = None,
     embeddings_from: Annotated[

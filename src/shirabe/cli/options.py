@@ -34,7 +34,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 
 
 TopKOption = Annotated[
-    int | None, typer.Option("--top-k", "-k", help="Passages to retrieve (SHIRABE_TOP_K).")
+    int | None,
+    typer.Option("--top-k", "-k", help="Passages to retrieve (SHIRABE_RETRIEVAL__TOP_K)."),
 ]
 
 
@@ -63,7 +64,8 @@ MetaOption = Annotated[
 
 
 RetrieverOption = Annotated[
-    str | None, typer.Option("--retriever", help="hybrid, bm25 or dense (SHIRABE_RETRIEVER).")
+    str | None,
+    typer.Option("--retriever", help="hybrid, bm25 or dense (SHIRABE_RETRIEVAL__RETRIEVER)."),
 ]
 
 
@@ -72,7 +74,7 @@ GeneratorOption = Annotated[
     typer.Option(
         "--generator",
         help="extractive (default); openai: an OpenAI-compatible model server; azure: Azure "
-        "OpenAI (SHIRABE_LLM_AZURE_*); llama: a GGUF file in-process.",
+        "OpenAI (SHIRABE_CHAT_MODEL__AZURE_*); llama: a GGUF file in-process.",
     ),
 ]
 
@@ -80,13 +82,15 @@ GeneratorOption = Annotated[
 PresetOption = Annotated[
     str | None,
     typer.Option(
-        "--llm-preset", help="lmstudio, ollama, llamacpp, vllm or openai (SHIRABE_LLM_PRESET)."
+        "--llm-preset",
+        help="lmstudio, ollama, llamacpp, vllm or openai (SHIRABE_CHAT_MODEL__PRESET).",
     ),
 ]
 
 
 BaseUrlOption = Annotated[
-    str | None, typer.Option("--llm-base-url", help="Model server URL (SHIRABE_LLM_BASE_URL).")
+    str | None,
+    typer.Option("--llm-base-url", help="Model server URL (SHIRABE_CHAT_MODEL__BASE_URL)."),
 ]
 
 
@@ -94,8 +98,8 @@ ModelOption = Annotated[
     str | None,
     typer.Option(
         "--llm-model",
-        help="Model name on the server (SHIRABE_LLM_MODEL), or a .gguf file to run in-process "
-        "(SHIRABE_LLM_MODEL_PATH).",
+        help="Model name on the server (SHIRABE_CHAT_MODEL__MODEL), or a .gguf file to run "
+        "in-process (SHIRABE_CHAT_MODEL__MODEL_PATH).",
     ),
 ]
 

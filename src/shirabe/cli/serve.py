@@ -27,11 +27,13 @@ def serve(
         typer.Argument(help="Folders to ingest first and serve (reindex ingests them again)."),
     ] = None,
     index: IndexOption = None,
-    host: Annotated[str | None, typer.Option("--host", help="Address (SHIRABE_HOST).")] = None,
-    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_PORT).")] = None,
+    host: Annotated[
+        str | None, typer.Option("--host", help="Address (SHIRABE_SERVER__HOST).")
+    ] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port (SHIRABE_SERVER__PORT).")] = None,
     anonymous: Annotated[
         str | None,
-        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_ANONYMOUS)."),
+        typer.Option("--anonymous", help="off, localhost or on (SHIRABE_SERVER__ANONYMOUS)."),
     ] = None,
     watch: Annotated[
         bool,
@@ -46,6 +48,7 @@ def serve(
         import uvicorn
 
         from shirabe.server.app import create_app
+        from shirabe.server.proxy import behind_proxies
 
         shirabe = Shirabe(settings)
         shirabe.store  # noqa: B018  (an unreachable database or a bad store is reported here)
@@ -62,7 +65,10 @@ def serve(
                 "shirabe: requests are answered only for localhost names: list the names "
                 "or addresses other machines use in SHIRABE_SERVER__ALLOWED_HOSTS"
             )
-        uvicorn.run(api, host=listen.host, port=listen.port, log_level="warning")
+        served = behind_proxies(api, settings)  # X-Forwarded-* read here, after the peer is kept
+        uvicorn.run(
+            served, host=listen.host, port=listen.port, log_level="warning", proxy_headers=False
+        )
 
 
 @with_options
@@ -70,7 +76,9 @@ def mcp(
     index: IndexOption = None,
     user: Annotated[
         str | None,
-        typer.Option("--user", help="Read as this user, with their groups (SHIRABE_MCP_USER)."),
+        typer.Option(
+            "--user", help="Read as this user, with their groups (SHIRABE_SERVER__MCP_USER)."
+        ),
     ] = None,
     *,
     model: ModelOptions,

@@ -48,7 +48,7 @@ def watch(
     model: ModelOptions,
 ) -> None:
     """Ingest the folders, then ingest every change in them within seconds (new, edited,
-    renamed and deleted files) until Ctrl-C; a full scan every SHIRABE_WATCH_RESCAN_SECONDS
+    renamed and deleted files) until Ctrl-C; a full scan every SHIRABE_INGEST__WATCH_RESCAN_SECONDS
     catches what no file event reported."""
     from shirabe.watch import Watcher
 

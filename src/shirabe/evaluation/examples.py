@@ -16,6 +16,7 @@ from itertools import zip_longest
 from typing import Any, TypeVar
 
 from shirabe.evaluation.cases import Case
+from shirabe.text.identifiers import find_identifiers
 
 T = TypeVar("T")
 _NONE: Any = object()
@@ -36,7 +37,8 @@ _GENERIC = frozenset(
 )  # fmt: skip
 """Headings every rule book has: asking about them shows nothing of the documents."""
 SHORT_TITLE = 12
-"""A document title up to this long is put before the heading (「休暇規程の…」)."""
+"""A document title up to this long is put before the heading (「休暇規程の…」); a longer one
+is named by the code it holds (「AQ-300の…」)."""
 LONG_TOPIC = 32
 """Longer headings are sentences, not topics."""
 
@@ -78,18 +80,33 @@ def _bare(text: str) -> str:
     return re.sub(r"[（(][^）)]*[）)]$", "", text).strip()
 
 
+def subject_of(title: str) -> str | None:
+    """What a document is about, short enough to name in a question: its title when short
+    (休暇規程, 障害記録 of 障害記録（2024年）), else the product or model code the title names
+    (AQ-300 of ミナモ AQ-300 かんたんガイド); None when it has neither."""
+    bare = _bare(title)
+    if bare and len(bare) <= SHORT_TITLE:
+        return bare
+    codes = find_identifiers(title)
+    return codes[0] if codes else None
+
+
 def question_for(document: Headings) -> str | None:
-    """A question about the first heading below the title worth asking about."""
+    """A question about the first heading below the title worth asking about, naming what it
+    is about (「AQ-300のお手入れについて…」, not 「お手入れについて…」); None for a document
+    whose subject cannot be named briefly, or with nothing worth asking about."""
+    name = subject_of(document.title)
+    if name is None:
+        return None
     for path in document.paths:
         if not path or (len(path) < 2 and len(document.paths) > 1):
             continue
         subject = topic(path[-1])
         if subject is None or subject == document.title:
             continue
-        title = _bare(document.title)
-        if title and len(title) <= SHORT_TITLE and title not in subject:
-            return f"{title}の{subject}について教えてください"
-        return f"{subject}について教えてください"
+        if name in subject:  # the heading names it itself
+            return f"{subject}について教えてください"
+        return f"{name}の{subject}について教えてください"
     return None
 
 

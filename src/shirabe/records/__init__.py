@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -18,16 +18,22 @@ from shirabe.records.admin import (
 from shirabe.records.readers import (
     COMMENT_CHARS as COMMENT_CHARS,
     PUBLIC as PUBLIC,
+    SEARCH_CHARS as SEARCH_CHARS,
     TITLE_CHARS as TITLE_CHARS,
     AuditEntry as AuditEntry,
     Conversation as Conversation,
     Feedback as Feedback,
+    FoundConversation as FoundConversation,
+    Identity as Identity,
     NewTurn as NewTurn,
     Rating as Rating,
     Reader as Reader,
+    Session as Session,
+    SignedIn as SignedIn,
     StoredTurn as StoredTurn,
     User as User,
 )
+from shirabe.text.marks import marks
 
 Locator = dict[str, str | int]
 """Where inside a file a passage sits: ``{"page": 3}``, ``{"sheet": "売上", "row": 12}``, ..."""
@@ -343,9 +349,29 @@ def hit_json(hit: Hit, show_path: ShowPath = _same) -> dict[str, Any]:
     }
 
 
-def citation_json(citation: Citation, show_path: ShowPath = _same) -> dict[str, Any]:
+def citation_json(
+    citation: Citation, show_path: ShowPath = _same, answer: str | None = None
+) -> dict[str, Any]:
+    """A citation as the API gives it; with the ``answer`` that cites it, also ``marks``: the
+    ``[start, end)`` spans of its ``text`` (in code points) that the answer quotes."""
     shown = show_path(citation.source)
-    return asdict(citation) | {"source": shown, "label": citation.label(shown)}
+    out = asdict(citation) | {"source": shown, "label": citation.label(shown)}
+    if answer is not None:
+        out["marks"] = _marks(answer, citation.text, citation.number)
+    return out
+
+
+def _marks(answer: str, text: str, number: int | None) -> list[list[int]]:
+    return [list(span) for span in marks(answer, text, number)]
+
+
+def with_marks(citations: Sequence[dict[str, Any]], answer: str) -> list[dict[str, Any]]:
+    """Citations as kept with an answer (:func:`citation_json`), each with its ``marks``:
+    those kept before marks were, are found now."""
+    return [
+        c if "marks" in c else c | {"marks": _marks(answer, c.get("text", ""), c.get("number"))}
+        for c in citations
+    ]
 
 
 def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
@@ -362,7 +388,7 @@ def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
         ],
         "standalone": answer.standalone,
         "mode": answer.mode,
-        "citations": [citation_json(c, show_path) for c in answer.citations],
+        "citations": [citation_json(c, show_path, answer.text) for c in answer.citations],
         "hits": [hit_json(h, show_path) for h in answer.hits],
         "searches": answer.searches,
         "timings": answer.timings,

@@ -1,4 +1,5 @@
-"""Who reads, and what they keep: readers and users, the audit log, conversations and feedback."""
+"""Who reads, and what they keep: readers and users, the people the company's directory vouches
+for and the browsers signed in, the audit log, conversations and feedback."""
 
 from __future__ import annotations
 
@@ -44,6 +45,49 @@ class User:
 
 
 @dataclass(frozen=True, slots=True)
+class Identity:
+    """Someone as the company's directory vouches for them: who vouches (an OpenID Connect
+    issuer, or ``proxy``) and the subject it gives them identify them; the name and groups
+    are what it says of them now."""
+
+    issuer: str
+    subject: str
+    name: str
+    """The name they go by there (a user made for them is named after it)."""
+    groups: tuple[str, ...] = ()
+    """Their directory groups."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """A directory user after signing in, and as they were before (None: made just now)."""
+
+    user: User
+    before: User | None
+
+    @property
+    def changed(self) -> bool:
+        """Whether the user was made, or their groups or admin role changed."""
+        before = self.before
+        return before is None or (before.groups, before.admin) != (
+            self.user.groups,
+            self.user.admin,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A browser signed in to the page, as stored (never its secret)."""
+
+    id: int
+    user: User
+    via: str
+    """How it was signed in: ``token`` (an API token typed into the page) or ``oidc``."""
+    created_at: str
+    expires_at: str
+
+
+@dataclass(frozen=True, slots=True)
 class AuditEntry:
     """Who changed a document, or the index's settings, and when."""
 
@@ -61,8 +105,10 @@ class AuditEntry:
 Rating = Literal["up", "down"]
 
 TITLE_CHARS = 80
-"""A title is cut to this many characters (the first question, unless renamed)."""
+"""A title is cut to this many characters (made from the first question, unless renamed)."""
 COMMENT_CHARS = 2000
+SEARCH_CHARS = 100
+"""The longest search over one's conversations."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +118,10 @@ class Conversation:
     created_at: str
     updated_at: str
     turns: int = 0
+    pinned: bool = False
+    """Listed above the others, whenever it was last used."""
+    named: bool = False
+    """The title was given by the owner (kept as it is), not made from the first question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +158,19 @@ class StoredTurn:
     """Keys of the documents cited, checked against the reader whenever the turn is shown."""
     categories: tuple[str, ...] = ()
     """The category filter the question was asked under."""
+    version: int = 1
+    """Which of the turn's answers this is (再生成 makes another); the chosen one is the
+    turn's answer, shown and read by the follow-ups."""
+    versions: int = 1
+    """How many answers the turn has."""
+
+
+@dataclass(frozen=True, slots=True)
+class FoundConversation:
+    """A conversation that matched a search, with the words around the first match."""
+
+    conversation: Conversation
+    excerpt: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +183,5 @@ class Feedback:
     comment: str
     at: str
     turn: StoredTurn
+    """The turn with the answer that was rated (the version chosen when it was given)."""
+    version: int = 1

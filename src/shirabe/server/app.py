@@ -3,7 +3,9 @@
 What a caller may not read never reaches them: searches and answers are filtered inside
 retrieval, and document lists and counts are filtered the same way (``server/deps.py``).
 Errors always have one shape, ``{"error": {"status", "code", "message", "fields"?}}``. Every
-request passes the guard first (``server/guard.py``: host, origin, size, sign-in).
+request passes the guard first (``server/guard.py``: host, origin, size, sign-in, CSRF). The
+page signs in to a session cookie, by an API token or the company's accounts
+(``server/routes/signin.py``).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from shirabe.engine import Shirabe
 from shirabe.errors import IndexBusyError
 from shirabe.server.deps import Server
 from shirabe.server.errors import install_error_handlers
-from shirabe.server.guard import Guard
+from shirabe.server.guard import FailedSignIns, Guard
 from shirabe.server.mcp import Authenticated, create_mcp, http_caller
+from shirabe.server.oidc import Provider
 from shirabe.server.routes import (
     access,
     admin,
@@ -38,6 +41,7 @@ from shirabe.server.routes import (
     openai,
     pages,
     people,
+    signin,
     status,
 )
 from shirabe.watch import Watcher
@@ -58,6 +62,9 @@ def create_app(
     relative to them, and ``/api/reindex`` ingests them again); with ``watch``, their changes
     are ingested as they happen. ``clock`` times the windows of failed sign-ins."""
     uploads = shirabe.uploads
+    sign_in = shirabe.settings.sign_in
+    if sign_in.oidc or sign_in.proxy_addresses:
+        shirabe.directory  # noqa: B018  (a group map that cannot be read is reported here)
 
     folders = [r.resolve() for r in roots or []]
     watcher = Watcher(shirabe, folders) if watch and folders else None
@@ -93,12 +100,14 @@ def create_app(
         redoc_url=None,
     )
     app.state.server = served
-    app.state.clock = clock
+    app.state.sign_ins = FailedSignIns(served, clock)
+    app.state.provider = Provider(sign_in) if sign_in.oidc else None
     app.mount("/docs-assets", StaticFiles(directory=swagger_ui_path), name="docs-assets")
     install_error_handlers(app)
     routers = (
         pages,
         status,
+        signin,
         answers,
         conversations,
         documents,
@@ -124,14 +133,13 @@ class Guarded(FastAPI):
     """The app with the guard in front of everything, its error responses included."""
 
     def build_middleware_stack(self) -> ASGIApp:
-        return Guard(super().build_middleware_stack(), self.state.server, clock=self.state.clock)
+        return Guard(super().build_middleware_stack(), self.state.server, self.state.sign_ins)
 
 
 def _warm_up(shirabe: Shirabe, uploads: Path) -> None:
     """Load the model and open the index before the first request; bring uploads in line
     with the access map (a changed map re-tags them, as an ingest re-tags folders)."""
-    shirabe.store.refresh(wait=False)
-    shirabe.embedder.embed_query("準備")
+    shirabe.warm_up()
     if uploads.is_dir():
         try:
             shirabe.ingest([uploads], area=uploads, actor="server start")

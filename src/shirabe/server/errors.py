@@ -4,6 +4,7 @@ them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -32,17 +33,24 @@ CODES = {
 class ApiError(HTTPException):
     """An error for the caller: an HTTP status, a stable code and a message."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(status_code=status, detail=message)
+    def __init__(
+        self, status: int, code: str, message: str, *, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status_code=status, detail=message, headers=headers)
         self.code = code
 
 
 def error_response(
-    status: int, code: str, message: str, *, headers: dict[str, str] | None = None, **extra: Any
+    status: int,
+    code: str,
+    message: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
 ) -> JSONResponse:
     body = {"error": {"status": status, "code": code, "message": message, **extra}}
     sent = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
-    return JSONResponse(body, status_code=status, headers=sent | (headers or {}))
+    return JSONResponse(body, status_code=status, headers=sent | dict(headers or {}))
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -51,7 +59,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HTTPException)
     async def http_error(_request: Request, exc: HTTPException) -> JSONResponse:
         code = getattr(exc, "code", None) or CODES.get(exc.status_code, "error")
-        return error_response(exc.status_code, code, str(exc.detail))
+        return error_response(exc.status_code, code, str(exc.detail), headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

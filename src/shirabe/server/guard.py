@@ -3,14 +3,16 @@
 In order: the ``Host`` it names must be one this server answers to (DNS rebinding); a request
 that changes something (POST, PUT, PATCH, DELETE) must not come from another site's page
 (``Origin``, ``Sec-Fetch-Site``); its body may not be larger than the limit (413, before it is
-read when ``Content-Length`` says so, else as it arrives); and a request to the API, ``/v1`` or
+read when ``Content-Length`` says so, else as it arrives); a request to the API, ``/v1`` or
 ``/mcp`` must be signed in (or anonymous where allowed) before its body is read, from an address
-that has not failed to sign in too often in the last minute (429). Every response gets
+that has not failed to sign in too often in the last minute (429); and a change a browser's
+session cookie or a trusted proxy signs in must carry its CSRF token (403). Every response gets
 ``X-Content-Type-Options``, ``Referrer-Policy`` and a ``Content-Security-Policy``.
 """
 
 from __future__ import annotations
 
+import hmac
 import ipaddress
 import logging
 import math
@@ -26,7 +28,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from shirabe import web
-from shirabe.server.deps import CALLER, Server, principal_of
+from shirabe.server.cookies import CSRF_HEADER
+from shirabe.server.deps import CALLER, Principal, Server, principal_of
 from shirabe.server.errors import ApiError, error_response
 from shirabe.settings import ServerSettings
 
@@ -37,6 +40,9 @@ ANY_ADDRESS = frozenset({"", "0.0.0.0", "::"})
 CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SIGNED_IN = ("/api/", "/v1/", "/mcp")
 """Paths whose caller is known before their body is read."""
+BROWSER = "/api/"
+"""Paths a session cookie or a trusted proxy signs in to (the page's API); ``/v1`` and
+``/mcp`` take bearer tokens only."""
 ANY_HOST = frozenset({"/healthz"})
 """Paths answered whatever ``Host`` a request names: they tell nothing (load balancers' probes)."""
 UPLOAD = ("POST", "/api/documents")
@@ -162,17 +168,48 @@ def client_key(address: str) -> str:
     return str(parsed)
 
 
+class FailedSignIns:
+    """Failed sign-ins counted per client address (a wrong token, a sign-in with the
+    company's provider that failed), and the audit entries they make."""
+
+    def __init__(self, server: Server, clock: Callable[[], float] = time.monotonic) -> None:
+        self.server = server
+        self.limiter = SignInLimiter(server.shirabe.settings.server.sign_in_attempts, clock=clock)
+        self.audits = SignInLimiter(AUDITS_PER_WINDOW, clock=clock)
+
+    def wait(self, address: str) -> float:
+        return self.limiter.wait(address)
+
+    async def failed(self, address: str, path: str, reason: str) -> None:
+        """Count a failed sign-in; the audit log records an address's first in a window and
+        the one that reaches the limit (and no more than AUDITS_PER_WINDOW in all)."""
+        count = self.limiter.failed(address)
+        limit = self.limiter.limit
+        if count not in (1, limit) or self.audits.wait("all") > 0:
+            return
+        self.audits.failed("all")
+        detail = (
+            f"{reason}; {limit} failed sign-ins within {WINDOW:.0f} s: refused (429) until "
+            "the window ends"
+            if count == limit
+            else f"{reason} (the first failed sign-in of this address in {WINDOW:.0f} s)"
+        )
+        try:
+            await run_in_threadpool(
+                self.server.shirabe.accounts.audit, address, "sign_in_failed", path, detail
+            )
+        except Exception:
+            logger.exception("a failed sign-in could not be written to the audit log")
+
+
 class Guard:
     """The checks above, in front of the whole app (errors in the API's shape)."""
 
-    def __init__(
-        self, app: ASGIApp, server: Server, *, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, app: ASGIApp, server: Server, sign_ins: FailedSignIns) -> None:
         settings = server.shirabe.settings
         self.app, self.server, self.settings = app, server, settings
         self.hosts = Hosts.of(settings.server)
-        self.limiter = SignInLimiter(settings.server.sign_in_attempts, clock=clock)
-        self.audits = SignInLimiter(AUDITS_PER_WINDOW, clock=clock)
+        self.sign_ins = sign_ins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -230,7 +267,7 @@ class Guard:
         request = Request(scope)
         presented = "authorization" in request.headers
         address = client_key(request.client.host if request.client else "")
-        wait = self.limiter.wait(address) if presented else 0.0
+        wait = self.sign_ins.wait(address) if presented else 0.0
         if wait > 0:
             return error_response(
                 429,
@@ -238,37 +275,37 @@ class Guard:
                 f"too many failed sign-ins from this address; try again in {math.ceil(wait)} s",
                 headers={"Retry-After": str(math.ceil(wait))},
             )
+        browser = request.url.path.startswith(BROWSER)
         try:  # the token's lookup writes when it was last used: not on the event loop
-            scope[CALLER] = await run_in_threadpool(principal_of, self.server.shirabe, request)
+            caller = await run_in_threadpool(
+                principal_of, self.server.shirabe, request, browser=browser
+            )
         except ApiError as exc:
             if presented and exc.status_code == 401:
-                await self.failed(address, request.url.path, str(exc.detail))
-            return error_response(exc.status_code, exc.code, str(exc.detail))
+                await self.sign_ins.failed(address, request.url.path, str(exc.detail))
+            return error_response(exc.status_code, exc.code, str(exc.detail), headers=exc.headers)
         except Exception:
             logger.exception("signing in failed")
             return error_response(500, "internal", "internal error; see the server log")
+        scope[CALLER] = caller
+        if scope["method"] in CHANGING and not csrf_carried(caller, request):
+            return error_response(
+                403,
+                "csrf",
+                f"a change made in a signed-in browser must carry its {CSRF_HEADER} header "
+                "(the page sends it; reload the page)",
+            )
         return None
 
-    async def failed(self, address: str, path: str, reason: str) -> None:
-        """Count a failed sign-in; the audit log records an address's first in a window and
-        the one that reaches the limit (and no more than AUDITS_PER_WINDOW in all)."""
-        count = self.limiter.failed(address)
-        limit = self.limiter.limit
-        if count not in (1, limit) or self.audits.wait("all") > 0:
-            return
-        self.audits.failed("all")
-        detail = (
-            f"{reason}; {limit} failed sign-ins within {WINDOW:.0f} s: refused (429) until "
-            "the window ends"
-            if count == limit
-            else f"{reason} (the first failed sign-in of this address in {WINDOW:.0f} s)"
-        )
-        try:
-            await run_in_threadpool(
-                self.server.shirabe.accounts.audit, address, "sign_in_failed", path, detail
-            )
-        except Exception:
-            logger.exception("a failed sign-in could not be written to the audit log")
+
+def csrf_carried(caller: Principal, request: Request) -> bool:
+    """Whether a change by ``caller`` carries the CSRF token it needs: none for a bearer
+    token or anonymous caller, their session's (or proxy user's) for one a browser signs in;
+    compared in constant time."""
+    if caller.csrf is None:
+        return True
+    sent = request.headers.get(CSRF_HEADER, "")
+    return hmac.compare_digest(sent.encode("utf-8"), caller.csrf.encode("utf-8"))
 
 
 def too_large(limit: int) -> Response:
@@ -334,4 +371,4 @@ def with_headers(send: Send) -> Send:
     return sending
 
 
-__all__ = ["Guard", "Hosts", "SignInLimiter", "client_key", "host_name"]
+__all__ = ["FailedSignIns", "Guard", "Hosts", "SignInLimiter", "client_key", "host_name"]

@@ -3,7 +3,8 @@ variables, a ``.env`` file, CLI options; and the small YAML files settings point
 (synonyms, access maps), read with clear errors.
 
 Each section is a model of its own (:mod:`shirabe.settings.sections`,
-:mod:`shirabe.settings.serving`), and each plugin family's factories receive their section.
+:mod:`shirabe.settings.serving`, :mod:`shirabe.settings.signin`), and each plugin family's
+factories receive their section.
 The old flat names (``SHIRABE_TOP_K``, ``Settings(top_k=8)``, ``settings.top_k``) still work,
 with a warning, until shirabe 0.3.0 (:mod:`shirabe.settings.renamed`)."""
 
@@ -54,6 +55,7 @@ from shirabe.settings.serving import (
     RetrievalSettings,
     ServerSettings,
 )
+from shirabe.settings.signin import SignInSettings
 from shirabe.settings.sources import (
     ARGUMENT,
     DEFAULT,
@@ -83,6 +85,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "SettingsDeprecationWarning",
+    "SignInSettings",
     "StoreSettings",
     "TokenizerSettings",
     "env_name",
@@ -125,6 +128,7 @@ class Settings(BaseSettings):
     answering: AnswerSettings = Field(default_factory=AnswerSettings)
     chat_model: ChatModelSettings = Field(default_factory=ChatModelSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    sign_in: SignInSettings = Field(default_factory=SignInSettings)
 
     @model_validator(mode="before")
     @classmethod

@@ -104,6 +104,13 @@ class StoreSettings(Section):
         """An empty name (SHIRABE_STORE__BACKEND=, as .env templates leave it): the default."""
         return registered("stores", value or None)
 
+    @property
+    def chosen_backend(self) -> str:
+        """``backend`` when given, else ``postgres`` with a database URL, else ``embedded``."""
+        if self.backend:
+            return self.backend
+        return "postgres" if self.database_url else "embedded"
+
 
 class IngestSettings(Section):
     """How files become passages and vectors, who may read them, and what a chat model
@@ -111,6 +118,10 @@ class IngestSettings(Section):
 
     name_in_settings: ClassVar[str] = "ingest"
 
+    chunker: str = Field(
+        default="markdown",
+        description="A 'shirabe.chunkers' entry point: markdown (heading-aware, with summaries).",
+    )
     chunk_size: int = Field(default=400, ge=50, description="Target chunk size in characters.")
     chunk_overlap: int = Field(default=0, ge=0, description="Characters repeated between chunks.")
     section_summaries: bool = Field(default=True, description="Add section summary chunks.")
@@ -180,6 +191,11 @@ class IngestSettings(Section):
         description="Watch by polling instead of file system events (for network shares and "
         "mounts that send none).",
     )
+
+    @field_validator("chunker")
+    @classmethod
+    def _chunker(cls, value: str) -> str:
+        return registered("chunkers", value) or value
 
 
 class LimitSettings(Section):

@@ -21,9 +21,11 @@ class RetrievalSettings(Section):
 
     name_in_settings: ClassVar[str] = "retrieval"
 
-    retriever: Literal["hybrid", "bm25", "dense"] = Field(
-        default="hybrid", description="hybrid (all four signals), bm25 or dense."
+    retriever: str = Field(
+        default="hybrid",
+        description="A 'shirabe.retrievers' entry point: hybrid (all four signals), bm25 or dense.",
     )
+
     fusion: Literal["zscore", "rrf", "convex"] = Field(
         default="zscore", description="How the signals' lists are fused."
     )
@@ -61,6 +63,11 @@ class RetrievalSettings(Section):
         description="Answer questions asked together one by one; with a model, also look up "
         "the fact a question hinges on first and search the question rewritten with it.",
     )
+
+    @field_validator("retriever")
+    @classmethod
+    def _retriever(cls, value: str) -> str:
+        return registered("retrievers", value) or value
 
 
 class AnswerSettings(Section):
@@ -197,6 +204,25 @@ class ServerSettings(Section):
     )
     max_conversation_turns: int = Field(
         default=200, ge=1, description="Turns kept per conversation; a longer one must start anew."
+    )
+    max_answer_versions: int = Field(
+        default=10,
+        ge=1,
+        le=100,
+        description="Answers kept per question of a conversation (each 再生成 keeps one more); "
+        "asking again beyond it is refused (409).",
+    )
+    export_bytes: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        description="The largest conversation a Markdown export writes, in bytes; the turns "
+        "past it are left out, and the file says so.",
+    )
+    model_titles: bool = Field(
+        default=True,
+        description="A new conversation is titled by the answering chat model, when there is "
+        "one (from its first question only); off, or without a model: by the question's key "
+        "terms.",
     )
     mcp_user: str | None = Field(
         default=None,

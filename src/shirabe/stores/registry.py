@@ -20,9 +20,7 @@ STORES: Registry[Callable[[StoreSettings, Path], Backend]] = Registry("stores")
 def store_name(options: StoreSettings) -> str:
     """``options.backend`` when given, else ``postgres`` with a database URL, else
     ``embedded``."""
-    if options.backend:
-        return options.backend
-    return "postgres" if options.database_url else "embedded"
+    return options.chosen_backend
 
 
 def make_backend(options: StoreSettings, home: Path) -> Backend:

@@ -59,11 +59,23 @@ class AskRequest(BaseModel):
         max_length=64,
         description="保存された会話の ID: その続きとして答え、質問と回答を記録する",
     )
+    new_conversation: bool = Field(
+        default=False,
+        description="新しい会話として記録する: 回答ができたときに、この質問と回答を最初のやりとりと"
+        "する会話を作る（conversation とは併用できない）",
+    )
     again: int | None = Field(
         default=None,
         ge=1,
         description="答え直す質問の番号（会話の中の位置）: その質問より前の会話の続きとして答え、"
-        "新しい回答を会話の最後に記録する",
+        "新しい回答をその質問の次の版として記録し、選ぶ（版の数は "
+        "SHIRABE_SERVER__MAX_ANSWER_VERSIONS まで）",
+    )
+    edit: int | None = Field(
+        default=None,
+        ge=1,
+        description="書き換える質問の番号: question をその質問として、それより前の会話の続きとして"
+        "答え、その質問と回答（前の版と評価も）を置き換え、後の質問と回答をすべて削除する",
     )
 
     def turns(self) -> list[Turn]:
@@ -76,52 +88,82 @@ MAX_HISTORY = 20
 
 class Asking:
     """A question as asked through the API: its scope, the conversation it continues, and
-    where its answer is recorded."""
+    where its answer is recorded: a new turn, another answer of a turn (``again``), or an
+    edited turn in place of the one asked before (``edit``)."""
 
     def __init__(self, who: Principal, server: Server, body: AskRequest, request: Request) -> None:
         self.who, self.server, self.body = who, server, body
         self.filters = server.scope(who, body.categories)
         self.owner: str | None = None
         self.turns = body.turns()
-        if body.again is not None and body.history:
+        self.redo = body.again if body.again is not None else body.edit
+        if body.again is not None and body.edit is not None:
+            raise ApiError(422, "invalid_request", "again and edit: one or the other")
+        if self.redo is not None and body.history:
             raise ApiError(
-                422, "invalid_request", "again: the stored turns are the history, not history"
+                422, "invalid_request", "again, edit: the stored turns are the history, not history"
             )
+        if body.new_conversation:
+            if body.conversation is not None or self.redo is not None:
+                raise ApiError(
+                    422,
+                    "invalid_request",
+                    "new_conversation: not with conversation, again or edit",
+                )
+            self.owner = owner_of(who, request, server)
         if body.conversation is not None:
             self.owner = owner_of(who, request, server)
-            kept = server.shirabe.conversations
-            try:
-                found = kept.get(self.owner, body.conversation)
-                stored = kept.turns(self.owner, body.conversation)
-            except NotFoundError as exc:
-                raise ApiError(404, "not_found", str(exc)) from None
-            if found.turns >= kept.max_turns:
+            self._continued(body.conversation)
+        elif self.redo is not None:
+            raise ApiError(422, "invalid_request", "again, edit: only with a conversation")
+
+    def _continued(self, ident: str) -> None:
+        """The stored turns a question in conversation ``ident`` is asked after, checked
+        against what it asks of the conversation."""
+        assert self.owner is not None
+        kept = self.server.shirabe.conversations
+        try:
+            found = kept.get(self.owner, ident)
+            stored = kept.turns(self.owner, ident)
+        except NotFoundError as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        if self.redo is None and found.turns >= kept.max_turns:
+            raise ApiError(
+                409,
+                "conversation_full",
+                f"conversation {found.id!r} has {found.turns} turns, the most kept "
+                "(SHIRABE_SERVER__MAX_CONVERSATION_TURNS): start a new one",
+            )
+        if self.redo is not None:  # 再生成 or an edit: asked after the turns before it
+            asked = next((t for t in stored if t.position == self.redo), None)
+            again = self.body.again is not None
+            if asked is None or (again and asked.question != self.body.question):
+                what = "this question" if again else "a turn"
+                raise ApiError(
+                    422,
+                    "invalid_request",
+                    f"turn {self.redo} of conversation {found.id!r} is not {what}",
+                )
+            if again and asked.versions >= kept.max_versions:
                 raise ApiError(
                     409,
-                    "conversation_full",
-                    f"conversation {found.id!r} has {found.turns} turns, the most kept "
-                    "(SHIRABE_SERVER__MAX_CONVERSATION_TURNS): start a new one",
+                    "too_many_versions",
+                    f"turn {asked.position} has {asked.versions} answers, the most kept "
+                    "(SHIRABE_SERVER__MAX_ANSWER_VERSIONS)",
                 )
-            if body.again is not None:  # 再生成: asked as it was, after the turns before it
-                asked = next((t for t in stored if t.position == body.again), None)
-                if asked is None or asked.question != body.question:
-                    raise ApiError(
-                        422,
-                        "invalid_request",
-                        f"again: turn {body.again} of conversation {found.id!r} is not this "
-                        "question",
-                    )
-                stored = [t for t in stored if t.position < body.again]
-            if not self.turns:
-                self.turns = history(server, who, stored)[-MAX_HISTORY:]
-        elif body.again is not None:
-            raise ApiError(422, "invalid_request", "again: only with a conversation")
+            stored = [t for t in stored if t.position < self.redo]
+        if not self.turns:
+            self.turns = history(self.server, self.who, stored)[-MAX_HISTORY:]
 
     def record(self, answer: Answer) -> dict[str, Any]:
-        """The answer as JSON; in a conversation, recorded as its next turn first."""
+        """The answer as JSON; in a conversation, recorded first (see :class:`Asking`). A new
+        conversation is made here, with its first turn, so that a question stopped before its
+        answer leaves no empty conversation behind."""
         shown = answer_json(answer, self.server.show)
-        if self.owner is None or self.body.conversation is None:
+        if self.owner is None:
             return shown
+        kept = self.server.shirabe.conversations
+        ident = self.body.conversation or kept.create(self.owner).id
         new = NewTurn(
             question=answer.question,
             answer=answer.text,
@@ -132,8 +174,18 @@ class Asking:
             sources=[c.source for c in answer.citations],
             categories=self.body.categories,
         )
-        turn = self.server.shirabe.conversations.add_turn(self.owner, self.body.conversation, new)
-        return shown | {"conversation": self.body.conversation, "turn": turn.position}
+        if self.body.again is not None:
+            turn = kept.add_version(self.owner, ident, self.body.again, new)
+        elif self.body.edit is not None:
+            turn = kept.replace_turn(self.owner, ident, self.body.edit, new)
+        else:
+            turn = kept.add_turn(self.owner, ident, new)
+        return shown | {
+            "conversation": ident,
+            "turn": turn.position,
+            "version": turn.version,
+            "versions": turn.versions,
+        }
 
 
 @router.get("/api/search")

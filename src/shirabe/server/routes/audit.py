@@ -1,6 +1,6 @@
 """The audit log: who uploaded, replaced, deleted or changed the readers of a document, who
-changed users, tokens or the access map, and which addresses failed to sign in; filtered on
-the server."""
+changed users, tokens or the access map, who signed in to the page and out of it, and which
+addresses failed to sign in; filtered on the server."""
 
 from __future__ import annotations
 
@@ -52,5 +52,5 @@ def audit(
 
 def _shown(server: Server, action: str, path: str) -> str:
     """A document's place as the document list names it; anything else (a root, a user, the
-    access map's file, a failed sign-in's request path) as it is."""
+    access map's file, a sign-in's, sign-out's or failed sign-in's request path) as it is."""
     return server.show(path) if action in DOCUMENT_ACTIONS else path

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from shirabe.evaluation.cases import Case, CaseFileError, load_cases
 from shirabe.evaluation.examples import Headings, from_cases, from_headings, in_turns, title_of
-from shirabe.records import CATEGORY, COMMENT_CHARS, SourceInfo
+from shirabe.records import CATEGORY, COMMENT_CHARS, SEARCH_CHARS, SourceInfo
 from shirabe.server.deps import Principal, Server, ServerDep, Who
 from shirabe.server.routes.answers import QUESTION_CHARS
 
@@ -51,7 +51,11 @@ def status(who: Who, server: ServerDep) -> dict[str, Any]:
         },
         "user": who.name,
         "admin": who.admin,
-        "limits": {"question_chars": QUESTION_CHARS, "comment_chars": COMMENT_CHARS},
+        "limits": {
+            "question_chars": QUESTION_CHARS,
+            "comment_chars": COMMENT_CHARS,
+            "search_chars": SEARCH_CHARS,
+        },
         "file_types": shirabe.file_types(),
         "watch": _watch(server, who, sources),
     }

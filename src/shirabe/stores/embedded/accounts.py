@@ -37,12 +37,33 @@ CREATE TABLE IF NOT EXISTS audit (
     detail TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS control (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    signed_in_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    hash TEXT NOT NULL UNIQUE,
+    user TEXT NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+    via TEXT NOT NULL,
+    token INTEGER REFERENCES tokens(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    ended_at TEXT
+);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
 CREATE TABLE IF NOT EXISTS conversations (
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     title TEXT NOT NULL DEFAULT '',
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    named INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS conversations_owner ON conversations (owner, updated_at);
 CREATE TABLE IF NOT EXISTS turns (
@@ -57,6 +78,8 @@ CREATE TABLE IF NOT EXISTS turns (
     sources TEXT NOT NULL,
     categories TEXT NOT NULL,
     at TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    versions INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (conversation, position)
 );
 CREATE TABLE IF NOT EXISTS feedback (
@@ -67,14 +90,40 @@ CREATE TABLE IF NOT EXISTS feedback (
     rating TEXT NOT NULL,
     comment TEXT NOT NULL DEFAULT '',
     at TEXT NOT NULL,
+    version INTEGER NOT NULL DEFAULT 1,
+    FOREIGN KEY (conversation, position) REFERENCES turns(conversation, position)
+        ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS turn_versions (
+    conversation TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    version INTEGER NOT NULL,
+    standalone TEXT,
+    answer TEXT NOT NULL,
+    refused INTEGER NOT NULL,
+    refusal_reason TEXT,
+    citations TEXT NOT NULL,
+    sources TEXT NOT NULL,
+    categories TEXT NOT NULL,
+    at TEXT NOT NULL,
+    PRIMARY KEY (conversation, position, version),
     FOREIGN KEY (conversation, position) REFERENCES turns(conversation, position)
         ON DELETE CASCADE
 );
 """
 
 
-ADDED_COLUMNS = (("tokens", "expires_at", "TEXT"),)
-"""Columns added since the tables were first made: an older file gains them when opened."""
+ADDED_COLUMNS = (
+    ("tokens", "expires_at", "TEXT"),
+    # chats: pinned, titled by their owner, answers kept as versions (再生成)
+    ("conversations", "pinned", "INTEGER NOT NULL DEFAULT 0"),
+    ("conversations", "named", "INTEGER NOT NULL DEFAULT 0"),
+    ("turns", "version", "INTEGER NOT NULL DEFAULT 1"),
+    ("turns", "versions", "INTEGER NOT NULL DEFAULT 1"),
+    ("feedback", "version", "INTEGER NOT NULL DEFAULT 1"),
+)
+"""Columns added since the tables were first made, in order: an older file gains them when
+opened (new tables come from ``SCHEMA``, whose statements make only what is missing)."""
 
 
 def _upgrade(conn: sqlite3.Connection) -> None:
@@ -121,6 +170,14 @@ class SQLiteDatabase:
         try:
             with conn:
                 return int(conn.execute(sql, tuple(params)).rowcount)
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateError(str(exc)) from exc
+
+    def changes(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> list[int]:
+        conn = self._conn()
+        try:
+            with conn:
+                return [int(conn.execute(sql, tuple(params)).rowcount) for sql, params in steps]
         except sqlite3.IntegrityError as exc:
             raise DuplicateError(str(exc)) from exc
 

@@ -37,5 +37,17 @@ class PostgresDatabase:
         except psycopg.errors.UniqueViolation as exc:
             raise DuplicateError(str(exc)) from exc
 
+    def changes(self, steps: Sequence[tuple[str, Sequence[Any]]]) -> list[int]:
+        import psycopg
+
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                return [
+                    int(conn.execute(sql.replace("?", "%s"), tuple(params)).rowcount)
+                    for sql, params in steps
+                ]
+        except psycopg.errors.UniqueViolation as exc:
+            raise DuplicateError(str(exc)) from exc
+
     def close(self) -> None:
         self._pool.close()

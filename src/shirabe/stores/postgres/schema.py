@@ -186,6 +186,53 @@ MIGRATIONS: tuple[str, ...] = (
     "ALTER TABLE tokens ADD COLUMN expires_at text;",
     # 7: the statistics of each group set, so a reader's scores are those of their files
     readers.MIGRATION + readers.RECOUNT,
+    # 8: chats pinned and titled by their owner; a turn's answers kept as versions (再生成),
+    # feedback given on one of them
+    """
+    ALTER TABLE conversations ADD COLUMN pinned integer NOT NULL DEFAULT 0;
+    ALTER TABLE conversations ADD COLUMN named integer NOT NULL DEFAULT 0;
+    ALTER TABLE turns ADD COLUMN version integer NOT NULL DEFAULT 1;
+    ALTER TABLE turns ADD COLUMN versions integer NOT NULL DEFAULT 1;
+    ALTER TABLE feedback ADD COLUMN version integer NOT NULL DEFAULT 1;
+    CREATE TABLE turn_versions (
+        conversation text NOT NULL,
+        position integer NOT NULL,
+        version integer NOT NULL,
+        standalone text,
+        answer text NOT NULL,
+        refused integer NOT NULL,
+        refusal_reason text,
+        citations text NOT NULL,
+        sources text NOT NULL,
+        categories text NOT NULL,
+        at text NOT NULL,
+        PRIMARY KEY (conversation, position, version),
+        FOREIGN KEY (conversation, position) REFERENCES turns(conversation, position)
+            ON DELETE CASCADE
+    );
+    """,
+    # 9: users who sign in with the company's accounts, and signed-in browsers
+    """
+    CREATE TABLE identities (
+        issuer text NOT NULL,
+        subject text NOT NULL,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        created_at text NOT NULL,
+        signed_in_at text NOT NULL,
+        PRIMARY KEY (issuer, subject)
+    );
+    CREATE TABLE sessions (
+        id bigserial PRIMARY KEY,
+        hash text NOT NULL UNIQUE,
+        "user" text NOT NULL REFERENCES users(name) ON DELETE CASCADE,
+        via text NOT NULL,
+        token bigint REFERENCES tokens(id) ON DELETE CASCADE,
+        created_at text NOT NULL,
+        expires_at text NOT NULL,
+        ended_at text
+    );
+    CREATE INDEX sessions_expiry ON sessions (expires_at);
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

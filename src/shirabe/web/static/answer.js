@@ -1,27 +1,42 @@
 // The messages of the chat: a question, its answer with [n] markers and source chips, and
-// the answer's actions (copy, ask again, feedback with an optional comment).
+// the answer's actions (copy, ask again, move between its versions, feedback with an optional
+// comment); a stored question can be edited and sent again (turns.js).
 
 import { $, el, icon } from "./dom.js";
 import { api, japanese, json } from "./api.js";
 import { ask, limits, streaming } from "./ask.js";
 import { current } from "./conversations.js";
 import { markdown } from "./markdown.js";
+import { offerEdit, versions } from "./turns.js";
 import { openPassage, place } from "./viewer.js";
+
+export function setQuestion(node, text, categories = []) {
+  node.replaceChildren(text);
+  if (categories.length) node.append(el("span", { class: "scope", title: "この質問の絞り込み" }, categories.join("・")));
+}
 
 export function addQuestion(text, categories = []) {
   if ($("messages").querySelector(".empty")) $("messages").replaceChildren();
-  const node = el("div", { class: "msg q" }, text);
-  if (categories.length) node.append(el("span", { class: "scope", title: "この質問の絞り込み" }, categories.join("・")));
+  const node = el("div", { class: "msg q" });
+  setQuestion(node, text, categories);
   $("messages").append(node);
   node.scrollIntoView({ block: "end" });
   return node;
 }
 
+// An answer being written: in a new message, or in place of a turn's answer (resetAnswer).
 export function addAnswer() {
-  const node = el("div", { class: "msg a" }, el("div", { class: "progress", role: "status" }), el("div", { class: "text" }));
+  const node = el("div", { class: "msg a" });
+  resetAnswer(node);
   $("messages").append(node);
   node.scrollIntoView({ block: "end" });
   return node;
+}
+
+export function resetAnswer(node) {
+  delete node.dataset.turn;
+  node.className = "msg a";
+  node.replaceChildren(el("div", { class: "progress", role: "status" }), el("div", { class: "text" }));
 }
 
 // The answer rendered, its [n] markers as buttons opening source n.
@@ -64,6 +79,11 @@ export function finish(node, data, question, categories) {
     node.append(chips);
   }
   node.append(actions(node, data, question, categories));
+  const asked = node.previousElementSibling;  // the turn's question
+  if (data.turn && current && asked?.classList.contains("q")) {
+    asked.dataset.turn = data.turn;
+    offerEdit(asked, node, question, categories);
+  }
 }
 
 function actions(node, data, question, categories) {
@@ -75,10 +95,15 @@ function actions(node, data, question, categories) {
     catch (_) { copy.textContent = "コピーできません"; }
     setTimeout(() => { copy.textContent = "コピー"; }, 2000);
   });
-  const again = el("button", { type: "button", title: "この質問をもう一度回答させる（前の回答も残ります）" }, "再生成");
-  // asked again after the turns before it, so that it is not read as a follow-up of itself
-  again.addEventListener("click", () => { if (!streaming) ask(question, categories, data.turn && current ? data.turn : null); });
+  const again = el("button", { type: "button", title: "この質問をもう一度回答させる（前の回答は ‹ › で見られます）" }, "再生成");
+  // asked again after the turns before it, so that it is not read as a follow-up of itself;
+  // in a stored conversation, the new answer is the turn's next version, written in place
+  again.addEventListener("click", () => {
+    if (!streaming) ask(question, categories, data.turn && current ? { kind: "again", turn: data.turn, node, versions: data.versions } : null);
+  });
   bar.append(copy, again);
+  const moves = versions(node, data, question, categories);
+  if (moves) bar.prepend(moves);
   if (data.turn && current) {
     const up = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立った", title: "役に立った" }, icon("up"));
     const down = el("button", { type: "button", ariaPressed: "false", ariaLabel: "役に立たなかった", title: "役に立たなかった" }, icon("down"));

@@ -1,20 +1,20 @@
-// The server: every request carries this browser's id and the token; errors are said in
-// Japanese; a token the server refuses brings back the sign-in view; a streamed answer or
-// upload is read event by event.
+// The server: every request carries this browser's id, and the session cookie signs it in (the
+// page keeps no token: one typed in is exchanged for a session); every change carries the
+// session's CSRF token, held in memory only; errors are said in Japanese; a sign-in the server
+// refuses brings back the sign-in view; a streamed answer or upload is read event by event.
 
 import { $ } from "./dom.js";
 
-export let token = localStorage.getItem("shirabe-token") || "";
+// Who the page is signed in as (GET /auth/session): user, via, csrf, oidc.
+export let session = null;
 
-export function setToken(value) {
-  token = value;
-  localStorage.setItem("shirabe-token", value);
+export function setSession(value) {
+  session = value;
 }
 
-export function forgetToken() {
-  token = "";
-  localStorage.removeItem("shirabe-token");
-}
+const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+localStorage.removeItem("shirabe-token");  // where an older page kept the token: gone
 
 // An anonymous browser keeps its conversations under a random id of its own.
 function clientId() {
@@ -27,9 +27,9 @@ function clientId() {
   return id;
 }
 
-function headers(extra = {}) {
+function headers(method, extra = {}) {
   const base = { ...extra, "X-Shirabe-Client": clientId() };
-  return token ? { ...base, Authorization: "Bearer " + token } : base;
+  return session && session.csrf && CHANGES.has(method) ? { ...base, "X-CSRF-Token": session.csrf } : base;
 }
 
 const MESSAGES = {
@@ -37,6 +37,7 @@ const MESSAGES = {
   forbidden: "この操作の権限がありません。",
   not_found: "見つかりませんでした（削除されたか、閲覧できません）。",
   conversation_full: "この会話は保存できる上限に達しました。新しい会話を始めてください。",
+  too_many_versions: "この質問の回答は、保存できる数の上限に達しました。",
   invalid_request: "入力が正しくありません。",
   unsearchable: "検索できる言葉が含まれていません。質問を言い換えてください。",
   busy: "索引を更新中です。しばらくしてからもう一度お試しください。",
@@ -45,17 +46,21 @@ const MESSAGES = {
   model_error: "回答を作成するモデルに接続できません。しばらくしてからもう一度お試しください。",
   too_large: "送信するデータが大きすぎます。",
   too_many_sign_ins: "サインインの失敗が続いたため、しばらく受け付けません。1分ほど待ってからお試しください。",
+  csrf: "ページを再読み込みしてから、もう一度お試しください。",
 };
 
-// Why a token did not sign in, as the server says it (401 or 429), for the sign-in view.
+// Why the page is not signed in, as the server says it (401 or 429), for the sign-in view:
+// a token typed in that is wrong or has expired, a session that is over, or nothing yet.
 function refusal(status, message) {
   if (status === 429) return MESSAGES.too_many_sign_ins;
-  if (!token) return "";
-  return message === "expired token" ? "トークンの有効期限が切れています。管理者に新しいトークンを発行してもらってください。" : "トークンが正しくありません";
+  if (message === "expired token") return "トークンの有効期限が切れています。管理者に新しいトークンを発行してもらってください。";
+  if (message === "unknown or revoked token" || message.startsWith("use 'Authorization")) return "トークンが正しくありません";
+  if (message.endsWith("sign in again")) return "サインインの有効期限が切れました。もう一度サインインしてください。";
+  return "";
 }
 
 // Errors that come back the same when the same thing is sent again: no retry is offered.
-export const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found"]);
+export const FINAL = new Set(["unsearchable", "invalid_request", "forbidden", "conversation_full", "not_found", "too_many_versions"]);
 
 class ApiError extends Error {
   constructor(code, message, status) { super(message); this.code = code; this.status = status; }
@@ -71,9 +76,18 @@ export function japanese(error) {
   return "サーバーに接続できません。ネットワークを確認してください。";
 }
 
-export async function api(path, options = {}) {
-  const response = await fetch(path, { ...options, headers: headers(options.headers || {}) });
-  if (response.status === 401 || (response.status === 429 && token)) {
+// Who the page is signed in as now, and the CSRF token its changes carry.
+export async function refreshSession() {
+  const response = await fetch("/auth/session", { headers: headers("GET") });
+  setSession(response.ok ? await response.json() : null);
+  return session;
+}
+
+export async function api(path, options = {}, again = true) {
+  const method = (options.method || "GET").toUpperCase();
+  const signingIn = Boolean((options.headers || {}).Authorization);
+  const response = await fetch(path, { ...options, headers: headers(method, options.headers || {}) });
+  if (response.status === 401 || (response.status === 429 && signingIn)) {
     let message = "";
     try { message = (await response.json()).error.message; } catch (_) {}
     showSignin(refusal(response.status, message));
@@ -82,6 +96,8 @@ export async function api(path, options = {}) {
   if (!response.ok) {
     let code = "error", message = "HTTP " + response.status;
     try { const body = await response.json(); code = body.error.code; message = body.error.message; } catch (_) {}
+    // signed in anew in another tab: this page's CSRF token is the old session's
+    if (code === "csrf" && again) { await refreshSession(); return api(path, options, false); }
     throw new ApiError(code, message, response.status);
   }
   return response;
@@ -90,7 +106,7 @@ export async function api(path, options = {}) {
 export const json = (body) => ({ method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
 
 export function showSignin(message = "") {
-  $("app").hidden = true; $("signin").hidden = false; $("signout").hidden = !token;
+  $("app").hidden = true; $("signin").hidden = false; $("signout").hidden = true;
   $("signin-error").textContent = message; $("token").focus();
 }
 

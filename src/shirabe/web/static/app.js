@@ -8,6 +8,7 @@ import { streaming } from "./ask.js";
 import { newChat } from "./conversations.js";
 import { closeMenu, select } from "./layout.js";
 import { start } from "./session.js";
+import { closePassage, passageBeside } from "./viewer.js";
 import "./uploads.js";
 
 document.addEventListener("keydown", (event) => {
@@ -17,6 +18,9 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault(); select("chat"); $("question").focus();
   } else if (event.key === "Escape" && $("sidebar").classList.contains("open")) {
     closeMenu(); $("menu-toggle").focus();
+  } else if (event.key === "Escape" && passageBeside() && !document.querySelector("dialog:modal")
+      && (!streaming || $("passage").contains(document.activeElement))) {
+    closePassage();  // the source beside the chat; while an answer is written, Esc stops it first
   } else if (event.key === "Escape" && streaming) streaming.abort();
 });
 

@@ -1,17 +1,28 @@
-// Signing in and out, and what the page loads for whoever is signed in.
+// Signing in and out, and what the page loads for whoever is signed in. The page keeps no
+// token: a token typed in is exchanged for a session cookie, and the company's accounts sign
+// in through the provider (/auth/login) into the same kind of session.
 
 import { $ } from "./dom.js";
-import { api, forgetToken, japanese, setToken, showSignin, token } from "./api.js";
+import { api, japanese, refreshSession, session, setSession, showSignin } from "./api.js";
 import { clearAdmin } from "./admin.js";
 import { limits, setLimits, streaming, updateCounter } from "./ask.js";
 import { current, loadConversations, openConversation } from "./conversations.js";
 import { renderStatus } from "./status.js";
 import { showEmpty } from "./welcome.js";
 
+const PROVIDER_FAILED = "会社のアカウントでサインインできませんでした。もう一度お試しください。";
+
+// A sign-in with the provider that failed comes back as /?signin=failed: said once, then dropped.
+const providerFailed = new URLSearchParams(location.search).get("signin") === "failed";
+if (providerFailed) history.replaceState(null, "", location.pathname + location.hash);
+
 export async function start() {
+  try { await refreshSession(); } catch (_) { setSession(null); }
+  $("oidc-signin").hidden = !(session && session.oidc);
   try {
     const status = await (await api("/api/status")).json();
-    $("signin").hidden = true; $("app").hidden = false; $("signout").hidden = !token;
+    $("signin").hidden = true; $("app").hidden = false;
+    $("signout").hidden = !(session && session.via === "session");
     $("who").textContent = status.user ? status.user + (status.admin ? "（管理者）" : "") : "ゲスト";
     $("tab-admin").hidden = !status.admin;
     document.body.classList.toggle("admin", Boolean(status.admin));
@@ -35,16 +46,24 @@ export async function start() {
     if (!streaming) $("question").focus();  // while an answer is written the stop button has it
   } catch (error) {
     if (error.code !== "unauthorized") $("status").textContent = japanese(error);
+    else if (providerFailed && !$("signin-error").textContent) $("signin-error").textContent = PROVIDER_FAILED;
   }
 }
 
 $("signin-form").addEventListener("submit", async (event) => {
   event.preventDefault();
-  setToken($("token").value.trim());
+  const typed = $("token").value.trim();
   $("token").value = "";
-  await start();  // a refused token is said so by api(); anything else here:
-  if (!$("signin").hidden && !$("signin-error").textContent) showSignin("サインインできませんでした。しばらくしてからもう一度お試しください。");
+  try {  // the token signs in once, for a session cookie; it is not kept
+    const response = await api("/api/session", { method: "POST", headers: { Authorization: "Bearer " + typed } });
+    setSession(await response.json());
+  } catch (error) {  // a refused token is said so by api(); anything else here:
+    if (error.code !== "unauthorized") showSignin("サインインできませんでした。しばらくしてからもう一度お試しください。");
+    return;
+  }
+  await start();
 });
-$("signout").addEventListener("click", () => {
-  forgetToken(); location.hash = ""; location.reload();
+$("signout").addEventListener("click", async () => {
+  try { await api("/api/session", { method: "DELETE" }); } catch (_) {}  // over already: signed out
+  setSession(null); location.hash = ""; location.reload();
 });

@@ -2,44 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from shirabe.access.accounts import Database
-from shirabe.conversations import Conversations, client_owner, title_of, user_owner
+from shirabe.conversations import Conversations, client_owner, title_of
 from shirabe.errors import ConversationError, NotFoundError
-from shirabe.records import NewTurn
-from shirabe.stores.embedded.accounts import SQLiteDatabase
-from shirabe.stores.postgres.accounts import PostgresDatabase
 
-HANA = user_owner("hana")
-KEN = user_owner("ken")
-
-
-@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
-def kept(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Conversations]:
-    database: Database
-    if request.param == "embedded":
-        database = SQLiteDatabase(tmp_path / "accounts.sqlite3")
-    else:
-        database = PostgresDatabase(request.getfixturevalue("database_url"))
-    yield Conversations(database, max_turns=3)
-    database.close()
-
-
-def ask(kept: Conversations, owner: str, ident: str, question: str, answer: str) -> int:
-    new = NewTurn(
-        question=question,
-        answer=answer,
-        refused=False,
-        citations=[{"number": 1, "file": "人事/就業規則.md"}],
-        sources=["人事/就業規則.md", "人事/就業規則.md"],
-        categories=["人事"],
-    )
-    turn = kept.add_turn(owner, ident, new)
-    return turn.position
+from tests.conversations.helpers import HANA, KEN, ask
 
 
 def test_a_conversation_keeps_its_turns_in_order(kept: Conversations) -> None:

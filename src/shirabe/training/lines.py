@@ -37,11 +37,11 @@ from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.answering.learned import FORMAT, forest_from_lightgbm
 from shirabe.evaluation.cases import Case
 from shirabe.evaluation.squad import SquadQuestion, nfkc, read_squad, write_corpus
-from shirabe.evaluation.stage_figures import auc
 from shirabe.records import Hit
 from shirabe.retrieval.hits import hits_for
 from shirabe.retrieval.query import Query
 from shirabe.text.terms import is_code
+from shirabe.training.figures import auc
 
 if TYPE_CHECKING:
     from shirabe.engine import Shirabe

@@ -16,7 +16,7 @@ import numpy as np
 from shirabe.answering import features, spans, stage
 from shirabe.answering.learned import AnswerModel, forest_from_lightgbm
 from shirabe.evaluation.squad import nfkc
-from shirabe.evaluation.training import LINE_PARAMS, Example, importance, train_booster
+from shirabe.training.lines import LINE_PARAMS, Example, importance, train_booster
 
 SPAN_PARAMS: dict[str, Any] = {**LINE_PARAMS, "num_leaves": 31, "min_data_in_leaf": 20}
 SPAN_ROUNDS = 300

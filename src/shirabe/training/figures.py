@@ -13,7 +13,7 @@ from shirabe.answering import features
 from shirabe.answering.learned import AnswerModel
 
 if TYPE_CHECKING:
-    from shirabe.evaluation.training import Example
+    from shirabe.training.lines import Example
 
 
 def auc(scores: np.ndarray, labels: np.ndarray) -> float:
