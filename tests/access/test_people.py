@@ -32,20 +32,24 @@ def accounts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Account
 def test_the_last_admin_can_be_neither_removed_nor_demoted(accounts: Accounts) -> None:
     accounts.add_user("root", admin=True)
     accounts.add_user("hana", ["hr"])
+    people = People(accounts)
     with pytest.raises(LastAdminError, match="'root' is the last admin"):
-        accounts.remove_user("root")
+        people.remove_user("root")
     with pytest.raises(LastAdminError):
-        accounts.update_user("root", admin=False)
-    assert accounts.update_user("root", groups=["hr"]).admin  # other changes are fine
-    accounts.remove_user("hana")  # not an admin: gone
+        people.update_user("root", admin=False)
+    assert people.update_user("root", groups=["hr"]).admin  # other changes are fine
+    people.remove_user("hana")  # not an admin: gone
     accounts.add_user("mika", admin=True)
-    assert not accounts.update_user("root", admin=False).admin  # mika is left
+    assert not people.update_user("root", admin=False).admin  # mika is left
     with pytest.raises(LastAdminError):
-        accounts.remove_user("mika")
+        people.remove_user("mika")
     with pytest.raises(NoAccountError, match="no user 'nobody'"):
-        accounts.remove_user("nobody")
+        people.remove_user("nobody")
     with pytest.raises(NoAccountError):
-        accounts.update_user("nobody", admin=False)
+        people.update_user("nobody", admin=False)
+    # the directory decides its users' roles (at sign-in): the accounts as such refuse nothing
+    assert not accounts.update_user("mika", admin=False).admin
+    assert [u.name for u in people.users() if u.admin] == []
 
 
 def test_changes_are_audited_with_who_made_them(accounts: Accounts) -> None:

@@ -172,8 +172,16 @@ class Accounts:
         return [self.user_of(r) for r in self._db.query("SELECT * FROM users ORDER BY name")]
 
     def update_user(
-        self, name: str, *, groups: Sequence[str] | None = None, admin: bool | None = None
+        self,
+        name: str,
+        *,
+        groups: Sequence[str] | None = None,
+        admin: bool | None = None,
+        keep_an_admin: bool = False,
     ) -> User:
+        """Replace ``name``'s groups, or grant or take the admin role. With ``keep_an_admin``
+        (a change an admin makes), never from the last admin (:class:`LastAdminError`); the
+        company's directory, which decides its users' roles, changes them as it says."""
         user = self.get_user(name)
         new_groups = (
             user.groups
@@ -181,20 +189,23 @@ class Accounts:
             else tuple(dict.fromkeys(check_group(g, f"user {name}") for g in groups if g != PUBLIC))
         )
         new_admin = user.admin if admin is None else admin
-        demoted = user.admin and not new_admin
+        kept = keep_an_admin and user.admin and not new_admin
         sql = "UPDATE users SET groups = ?, admin = ? WHERE name = ?"
         params: tuple[Any, ...] = (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name)
-        if demoted:  # one statement: two admins demoting each other at once leave one
+        if kept:  # one statement: two admins demoting each other at once leave one
             sql, params = f"{sql} AND {_ANOTHER_ADMIN}", (*params, name)
         if self._db.change(sql, params) == 0:
             raise self._missing_or_last(name)
         return self.get_user(name)
 
-    def remove_user(self, name: str) -> None:
-        """Remove a user; their tokens stop working at once. The last admin stays
-        (:class:`AccountError`): someone must be able to manage the index from the page."""
-        sql = f"DELETE FROM users WHERE name = ? AND (admin = 0 OR {_ANOTHER_ADMIN})"
-        if self._db.change(sql, (name, name)) == 0:
+    def remove_user(self, name: str, *, keep_an_admin: bool = False) -> None:
+        """Remove a user; their tokens and sessions stop working at once. With
+        ``keep_an_admin``, never the last admin (:class:`LastAdminError`): someone must be
+        able to manage the index from the page."""
+        sql, params = "DELETE FROM users WHERE name = ?", [name]
+        if keep_an_admin:
+            sql, params = f"{sql} AND (admin = 0 OR {_ANOTHER_ADMIN})", [name, name]
+        if self._db.change(sql, params) == 0:
             raise self._missing_or_last(name)
 
     def _missing_or_last(self, name: str) -> LastAdminError:

@@ -3,7 +3,8 @@
 The command line and the admin page both change accounts here, so that both keep the same
 rules and leave the same trace: every change is written to the audit log with who made it
 (never a token's secret), a token's lifetime is held to the site's longest
-(``server.token_lifetime``), and the last admin can be neither removed nor demoted.
+(``server.token_lifetime``), and the last admin can be neither removed nor demoted (the
+company's directory, where it decides admin roles, changes its users as it says at sign-in).
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class People:
         """Replace ``name``'s groups, or grant or take the admin role (not from the last
         admin: :class:`AccountError`)."""
         before = self._accounts.get_user(name)
-        user = self._accounts.update_user(name, groups=groups, admin=admin)
+        user = self._accounts.update_user(name, groups=groups, admin=admin, keep_an_admin=True)
         if user != before:
             detail = f"{_role(before)} -> {_role(user)}"
             AuditWriter(self._accounts, actor)(USER_CHANGE, name, detail)
@@ -92,7 +93,7 @@ class People:
     def remove_user(self, name: str, *, actor: str | None = None) -> None:
         """Remove ``name``: their tokens stop working at once (not the last admin)."""
         tokens = len(self._accounts.list_tokens(name))
-        self._accounts.remove_user(name)
+        self._accounts.remove_user(name, keep_an_admin=True)
         AuditWriter(self._accounts, actor)(USER_REMOVE, name, f"{tokens} token(s) ended")
 
     def tokens(self, user: str | None = None) -> list[TokenInfo]:
