@@ -46,7 +46,7 @@ function lastAdmin(error) {
 }
 
 async function removeUser(user) {
-  if (!(await confirmAction(`利用者 ${user.name} を削除します。この利用者のトークンはすぐに使えなくなります。`))) return;
+  if (!(await confirmAction(`利用者 ${user.name} を削除します。この利用者のトークンとサインイン中の画面は、すぐに使えなくなります。`))) return;
   try {
     await send(`/api/admin/users/${encodeURIComponent(user.name)}`, "DELETE");
     say("user-message", `${user.name} を削除しました。`);
