@@ -118,3 +118,42 @@ def test_the_audit_log_is_filtered_in_the_database(accounts: Accounts) -> None:
     naive = (now + timedelta(hours=1)).replace(tzinfo=None)  # no zone: UTC
     assert len(paths(AuditQuery(until=naive))) == 4 and paths(AuditQuery(since=naive)) == []
     assert [e.path for e in accounts.audit_log(limit=2, offset=1)] == ["hana", rows[1][2]]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("change", ["demote", "remove"])
+def test_two_admins_taken_away_at_once_leave_one(database_url: str, change: str) -> None:
+    """An admin demoted in a transaction not yet committed (another server's request) holds
+    the last admin's change until it commits, which is then refused: one admin is left."""
+    import threading
+
+    import psycopg
+
+    accounts = Accounts(PostgresDatabase(database_url))
+    accounts.add_user("root", admin=True)
+    accounts.add_user("mika", admin=True)
+    people = People(accounts)
+    outcome: list[object] = []
+
+    def take_mika() -> None:
+        try:
+            if change == "demote":
+                people.update_user("mika", admin=False)
+            else:
+                people.remove_user("mika")
+            outcome.append("done")
+        except LastAdminError as exc:
+            outcome.append(exc)
+
+    with psycopg.connect(database_url) as other:
+        other.execute("UPDATE users SET admin = 0 WHERE name = 'root'")  # not committed yet
+        racing = threading.Thread(target=take_mika)
+        racing.start()
+        racing.join(timeout=2)
+        assert racing.is_alive()  # held until the other change commits
+        other.commit()
+    racing.join(timeout=30)
+    assert not racing.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], LastAdminError)
+    assert [u.name for u in accounts.list_users() if u.admin] == ["mika"]
+    accounts.close()

@@ -91,6 +91,10 @@ def _expired(expires_at: str | None, now: datetime | None = None) -> bool:
 
 _ANOTHER_ADMIN = "EXISTS (SELECT 1 FROM users u2 WHERE u2.admin = 1 AND u2.name <> ?)"
 """True while an admin other than the user named by the parameter is left."""
+_HOLD_ADMINS = ("UPDATE users SET admin = admin WHERE admin = 1", ())
+"""The first step of a change that must leave an admin: it holds every admin's row until the
+change commits, so that two admins demoting each other at once are taken in turn (PostgreSQL
+checks the second against the first's result; SQLite writes one transaction at a time)."""
 
 
 def _like(part: str) -> str:
@@ -192,9 +196,14 @@ class Accounts:
         kept = keep_an_admin and user.admin and not new_admin
         sql = "UPDATE users SET groups = ?, admin = ? WHERE name = ?"
         params: tuple[Any, ...] = (json.dumps(new_groups, ensure_ascii=False), int(new_admin), name)
-        if kept:  # one statement: two admins demoting each other at once leave one
-            sql, params = f"{sql} AND {_ANOTHER_ADMIN}", (*params, name)
-        if self._db.change(sql, params) == 0:
+        if not kept:
+            if self._db.change(sql, params) == 0:
+                raise self._missing_or_last(name)
+            return self.get_user(name)
+        _held, changed = self._db.changes(
+            [_HOLD_ADMINS, (f"{sql} AND {_ANOTHER_ADMIN}", (*params, name))]
+        )
+        if changed == 0:
             raise self._missing_or_last(name)
         return self.get_user(name)
 
@@ -204,8 +213,11 @@ class Accounts:
         able to manage the index from the page."""
         sql, params = "DELETE FROM users WHERE name = ?", [name]
         if keep_an_admin:
-            sql, params = f"{sql} AND (admin = 0 OR {_ANOTHER_ADMIN})", [name, name]
-        if self._db.change(sql, params) == 0:
+            guarded = (f"{sql} AND (admin = 0 OR {_ANOTHER_ADMIN})", [name, name])
+            removed = self._db.changes([_HOLD_ADMINS, guarded])[1]
+        else:
+            removed = self._db.change(sql, params)
+        if removed == 0:
             raise self._missing_or_last(name)
 
     def _missing_or_last(self, name: str) -> LastAdminError:
