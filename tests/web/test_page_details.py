@@ -1,7 +1,7 @@
 """Details a reader meets on the page every day, in a real browser against a real server:
 nothing of the app shows before signing in, signing in on a phone, a new topic in a
 conversation is searched as written, a past conversation opens at its latest answer, the
-phone menu and wide tables, the upload form's guidance, the
+phone menu, wide tables and the document list on a phone, the upload form's guidance, the
 skip link and a question box that grows."""
 
 from __future__ import annotations
@@ -112,6 +112,27 @@ def test_wide_tables_scroll_on_their_own_on_a_phone(page: Any, tab: str) -> None
     heights = view.locator("th").evaluate_all("cells => cells.map(c => c.clientHeight)")
     line = view.locator("th").first.evaluate("c => parseFloat(getComputedStyle(c).lineHeight)")
     assert max(heights) < 2 * line + 16, heights  # headers on one line, not a letter a line
+
+
+LINES = (  # how many lines a cell's text takes (a name's, in its button)
+    "e => { const r = document.createRange(); r.selectNodeContents(e.querySelector('button') || e);"
+    " return r.getClientRects().length; }"
+)
+
+
+def test_the_document_list_on_a_phone_keeps_names_readable(page: Any) -> None:
+    """A name keeps several letters a line (not two or three) and 取り込み済み stays whole; the
+    table scrolls on its own instead."""
+    page.set_viewport_size(PHONE)
+    page.click("#tab-docs")
+    page.wait_for_function("() => document.querySelectorAll('#docs tr').length > 3")
+    rows = page.locator("#docs tr")
+    for i in range(rows.count()):
+        name, _, state = (rows.nth(i).locator("td").nth(n) for n in range(3))
+        text = name.inner_text()
+        assert len(text) / name.evaluate(LINES) >= 5, text
+        if state.inner_text() == "取り込み済み":
+            assert state.evaluate(LINES) == 1
 
 
 def test_the_upload_form_says_what_it_takes_and_when_nothing_is_chosen(page: Any) -> None:
