@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev lint typecheck unit tests clean
+.PHONY: run test install install-dev lint typecheck unit tests screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,12 @@ tests: install-dev $(AXE)
 	fi
 
 test: lint typecheck tests
+
+# The page's screenshots the docs show, taken by the accessibility test from the page as it is.
+SHOWN := chat-desktop sources-desktop chat-phone document-desktop admin-desktop
+screenshots: install-dev $(AXE)
+	$(BIN)/pytest -q tests/web/test_accessibility.py
+	for name in $(SHOWN); do cp build/screenshots/$$name.png docs/images/; done
 
 clean:
 	rm -rf $(VENV) .shirabe .mypy_cache .ruff_cache .pytest_cache

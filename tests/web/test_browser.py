@@ -126,6 +126,9 @@ def test_files_dropped_on_the_page_are_uploaded_with_results_per_file(page: Any)
     assert any("備品貸出.md" in t and "追加" in t for t in texts), texts
     assert any("setup.exe" in t and "失敗" in t and ".exe" in t for t in texts), texts
     assert "over" not in (page.get_attribute("#drop", "class") or "")
+    bar = page.locator("#upload-progress")
+    assert bar.get_attribute("aria-label") == "アップロードの進み具合"
+    bar.wait_for(state="hidden")  # done: the results say how it went, not a full bar
     page.click("#tab-chat")
     answer = ask(page, "プロジェクターの貸出はどこで受け付けていますか？")
     assert "総務部の窓口" in answer.inner_text()

@@ -1,7 +1,7 @@
 """Chats as people use them, in a real browser against a real server: an answer's versions
 ‹1/2› kept across a reload, a question edited and sent again (by its button and by ↑ and
-Enter), the sidebar's search, pins, and a chat saved as a Markdown file; axe-core finds no
-serious problem on them."""
+Enter), the sidebar's search, pins, a chat's tools beside its whole title, and a chat saved as
+a Markdown file; axe-core finds no serious problem on them."""
 
 from __future__ import annotations
 
@@ -188,6 +188,32 @@ def test_a_pinned_chat_stays_on_top_after_a_reload(page: Any) -> None:
     page.wait_for_function(
         "id => document.querySelector('#conversations li')?.dataset.id !== id", arg=pinned
     )
+
+
+def test_with_a_mouse_a_chats_title_takes_its_row_and_its_tools_come_when_wanted(
+    page: Any,
+) -> None:
+    """The title is not cut to a few letters by four tools beside it: they come over its end
+    while the pointer is on the chat, or the keyboard is in it."""
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.click("#new-chat")
+    ask(page, "AQ-300のメーカー希望小売価格はいくらですか？")
+    item = listed(page, opened(page))
+    title, tools = item.locator("button.open"), item.locator(".tools")
+    shown = "e => getComputedStyle(e).opacity"
+    page.mouse.move(900, 500)  # over the chat, not the list
+    row, used = item.bounding_box(), title.bounding_box()
+    assert row is not None and used is not None
+    assert used["width"] >= row["width"] - 2, (used, row)
+    assert tools.evaluate(shown) == "0"
+    item.hover()
+    assert tools.evaluate(shown) == "1"
+    page.mouse.move(900, 500)
+    assert tools.evaluate(shown) == "0"
+    title.focus()
+    assert tools.evaluate(shown) == "1"
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.classList.contains('pin')")
 
 
 def test_a_chat_is_saved_as_markdown_with_its_sources(page: Any, tmp_path: Path) -> None:

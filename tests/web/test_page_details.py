@@ -1,7 +1,8 @@
 """Details a reader meets on the page every day, in a real browser against a real server:
-nothing of the app shows before signing in, a new topic in a conversation is searched as
-written, a past conversation opens at its latest answer, the phone menu and wide tables,
-the upload form's guidance, the skip link and a question box that grows."""
+nothing of the app shows before signing in, signing in on a phone, a new topic in a
+conversation is searched as written, a past conversation opens at its latest answer, the
+phone menu, wide tables and the document list on a phone, the upload form's guidance, the
+skip link and a question box that grows."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from tests.web.helpers import ask
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
+PHONE = {"width": 390, "height": 844}
+
 
 def test_nothing_of_the_app_shows_before_signing_in(browser: Any, server: dict[str, str]) -> None:
     context = browser.new_context(locale="ja-JP")
@@ -22,6 +25,31 @@ def test_nothing_of_the_app_shows_before_signing_in(browser: Any, server: dict[s
     for hidden in ("#app", "#question", "#sidebar", "#messages"):
         assert not page.is_visible(hidden), hidden
     assert page.evaluate("() => document.activeElement.id") == "token"
+    context.close()
+
+
+def test_signing_in_on_a_phone(browser: Any, server: dict[str, str]) -> None:
+    """The sign-in fits the screen with room at its edges and offers no menu (nothing is there
+    to open yet); a wrong token is said in the colour of errors, not of hints; once signed in,
+    the menu is there."""
+    context = browser.new_context(locale="ja-JP", viewport=PHONE)
+    page = context.new_page()
+    page.goto(server["url"])
+    page.wait_for_selector("#signin:not([hidden])")
+    assert not page.is_visible("#menu-toggle")
+    card = page.locator("#signin").bounding_box()
+    assert card is not None
+    assert card["x"] >= 8 and card["x"] + card["width"] <= PHONE["width"] - 8, card
+    page.fill("#token", "shb_wrong")
+    page.press("#token", "Enter")
+    page.wait_for_function("() => document.querySelector('#signin-error').textContent")
+    colour = "e => getComputedStyle(e).color"
+    hint = page.locator("#signin > p.hint").evaluate(colour)
+    assert page.locator("#signin-error").evaluate(colour) != hint
+    page.fill("#token", server["token"])
+    page.press("#token", "Enter")
+    page.wait_for_selector("#app:not([hidden])")
+    assert page.is_visible("#menu-toggle")
     context.close()
 
 
@@ -56,7 +84,7 @@ def test_a_past_conversation_opens_at_its_latest_answer(page: Any) -> None:
 
 
 def test_the_phone_menu_closes_with_escape_and_says_what_it_does(page: Any) -> None:
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size(PHONE)
     toggle = page.locator("#menu-toggle")
     assert toggle.inner_text() == "メニュー"
     toggle.click()
@@ -70,7 +98,7 @@ def test_the_phone_menu_closes_with_escape_and_says_what_it_does(page: Any) -> N
 
 @pytest.mark.parametrize("tab", ["#tab-docs", "#tab-admin"])
 def test_wide_tables_scroll_on_their_own_on_a_phone(page: Any, tab: str) -> None:
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size(PHONE)
     page.click(tab)
     page.wait_for_function(
         "tab => { const v = document.getElementById(document.querySelector(tab)"
@@ -84,6 +112,27 @@ def test_wide_tables_scroll_on_their_own_on_a_phone(page: Any, tab: str) -> None
     heights = view.locator("th").evaluate_all("cells => cells.map(c => c.clientHeight)")
     line = view.locator("th").first.evaluate("c => parseFloat(getComputedStyle(c).lineHeight)")
     assert max(heights) < 2 * line + 16, heights  # headers on one line, not a letter a line
+
+
+LINES = (  # how many lines a cell's text takes (a name's, in its button)
+    "e => { const r = document.createRange(); r.selectNodeContents(e.querySelector('button') || e);"
+    " return r.getClientRects().length; }"
+)
+
+
+def test_the_document_list_on_a_phone_keeps_names_readable(page: Any) -> None:
+    """A name keeps several letters a line (not two or three) and 取り込み済み stays whole; the
+    table scrolls on its own instead."""
+    page.set_viewport_size(PHONE)
+    page.click("#tab-docs")
+    page.wait_for_function("() => document.querySelectorAll('#docs tr').length > 3")
+    rows = page.locator("#docs tr")
+    for i in range(rows.count()):
+        name, _, state = (rows.nth(i).locator("td").nth(n) for n in range(3))
+        text = name.inner_text()
+        assert len(text) / name.evaluate(LINES) >= 5, text
+        if state.inner_text() == "取り込み済み":
+            assert state.evaluate(LINES) == 1
 
 
 def test_the_upload_form_says_what_it_takes_and_when_nothing_is_chosen(page: Any) -> None:

@@ -93,6 +93,12 @@ def test_a_cited_pdf_page_is_shown_beside_the_chat(page: Any) -> None:
     page.keyboard.press("Escape")
 
 
+def alpha(color: str) -> float:
+    """How opaque a computed colour is: ``rgba(0, 0, 0, 0.45)`` → 0.45, ``rgb(…)`` → 1."""
+    parts = re.findall(r"[\d.]+", color)
+    return float(parts[3]) if len(parts) > 3 else 1.0
+
+
 def test_on_a_phone_the_source_opens_over_the_chat(page: Any) -> None:
     page.set_viewport_size(PHONE)
     page.click("#menu-toggle")
@@ -107,6 +113,10 @@ def test_on_a_phone_the_source_opens_over_the_chat(page: Any) -> None:
     assert page.locator("#passage-text mark").count() >= 1
     source = box(page, "#passage")
     assert source["width"] <= PHONE["width"] and source["x"] >= 0
+    behind = page.locator("#passage").evaluate(
+        "d => getComputedStyle(d, '::backdrop').backgroundColor"
+    )
+    assert alpha(behind) >= 0.3, behind  # the chat it covers steps back, not the pale default
     page.keyboard.press("Escape")
     page.locator("#passage").wait_for(state="hidden")
     assert "chip" in page.evaluate(FOCUSED)

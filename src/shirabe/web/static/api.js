@@ -107,6 +107,7 @@ export const json = (body) => ({ method: "POST", headers: { "Content-Type": "app
 
 export function showSignin(message = "") {
   $("app").hidden = true; $("signin").hidden = false; $("signout").hidden = true;
+  $("menu-toggle").hidden = true;  // the sidebar it opens is the app's
   $("signin-error").textContent = message; $("token").focus();
 }
 

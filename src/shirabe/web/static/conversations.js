@@ -75,11 +75,12 @@ function conversationItem(c) {
     button.addEventListener("click", () => action(c));
     return button;
   };
-  const item = el("li", { class: c.id === current ? "current" : "" }, open,
+  const tools = el("span", { class: "tools" },
     tool("pin", `「${title}」をピン留め`, pinConversation, Boolean(c.pinned)),
     tool("edit", `「${title}」の名前を変更`, renameConversation),
     tool("download", `「${title}」を Markdown で保存`, exportConversation),
     tool("trash", `「${title}」を削除`, deleteConversation));
+  const item = el("li", { class: c.id === current ? "current" : "" }, open, tools);
   item.dataset.id = c.id;
   return item;
 }

@@ -21,7 +21,7 @@ export async function start() {
   $("oidc-signin").hidden = !(session && session.oidc);
   try {
     const status = await (await api("/api/status")).json();
-    $("signin").hidden = true; $("app").hidden = false;
+    $("signin").hidden = true; $("app").hidden = false; $("menu-toggle").hidden = false;
     $("signout").hidden = !(session && session.via === "session");
     $("who").textContent = status.user ? status.user + (status.admin ? "（管理者）" : "") : "ゲスト";
     $("tab-admin").hidden = !status.admin;

@@ -44,6 +44,7 @@ async function upload(files) {
       : japanese(error);
     results.append(el("tr", {}, el("td", { colSpan: 2, className: "failed", title: error.message || "" }, "アップロードできませんでした: " + shown)));
   } finally {
+    bar.hidden = true;  // the results say how it went
     $("upload-button").disabled = false;
   }
 }
