@@ -167,8 +167,11 @@ def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
     item = page.locator(f"#conversations li[data-id='{ident}']")
     assert "AQ-300 メーカー希望小売価格" in item.inner_text()  # titled by its key terms
     assert "current" in (item.get_attribute("class") or "")
-    page.once("dialog", lambda dialog: dialog.accept("価格の比較"))
-    item.locator("button.tool.edit").click()
+    item.locator("button.tool.edit").click()  # the page's own dialog, not the browser's prompt
+    page.wait_for_selector("#text-dialog[open]")
+    assert page.input_value("#text-dialog-input") == "AQ-300 メーカー希望小売価格"
+    page.fill("#text-dialog-input", "価格の比較")
+    page.keyboard.press("Enter")
     page.wait_for_function(
         "id => (document.querySelector(`#conversations li[data-id='${id}']`) || {}).textContent"
         "?.includes('価格の比較')",
@@ -176,8 +179,10 @@ def test_a_conversation_survives_a_reload_and_can_be_renamed_and_deleted(
     )
     titles = [c["title"] for c in api(server, "/api/conversations")["conversations"]]
     assert "価格の比較" in titles
-    page.once("dialog", lambda dialog: dialog.accept())
     page.locator(f"#conversations li[data-id='{ident}'] button.tool.trash").click()
+    page.wait_for_selector("#confirm[open]")
+    assert "価格の比較" in page.inner_text("#confirm-text")
+    page.click("#confirm-ok")
     page.wait_for_function(
         "id => !document.querySelector(`#conversations li[data-id='${id}']`)", arg=ident
     )

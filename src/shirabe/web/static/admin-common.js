@@ -43,18 +43,8 @@ export function say(id, text, failed = false) {
   line.classList.toggle("failed", failed);
 }
 
-// Asks before something is removed or changed for good; true when the admin goes ahead.
-export function confirmAction(text, ok = "削除する") {
-  const dialog = $("confirm");
-  $("confirm-text").textContent = text;
-  $("confirm-ok").textContent = ok;
-  dialog.returnValue = "";
-  dialog.showModal();
-  $("confirm-cancel").focus();
-  return new Promise((resolve) => {
-    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
-  });
-}
+// Asks before something is removed or changed for good (the page's own dialog).
+export { confirmAction } from "./dom.js";
 
 export function button(text, action, className = "") {
   const node = el("button", { type: "button", className }, text);

@@ -24,4 +24,11 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "Escape" && streaming) streaming.abort();
 });
 
+// A dialog's キャンセル is a plain button, so that Enter in one of its boxes submits with 保存
+// (a form submits with its first submit button) and a change typed in is never dropped.
+document.addEventListener("click", (event) => {
+  const cancel = event.target.closest("dialog button[data-close]");
+  if (cancel) cancel.closest("dialog").close("cancel");
+});
+
 document.addEventListener("DOMContentLoaded", start);

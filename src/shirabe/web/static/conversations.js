@@ -2,7 +2,7 @@
 // day), searching it, pinning, renaming, saving as Markdown and deleting one, opening one (its
 // id in the address, #c=) and starting a new one.
 
-import { $, el, icon } from "./dom.js";
+import { $, askText, confirmAction, el, icon } from "./dom.js";
 import { api, japanese, json } from "./api.js";
 import { addAnswer, addQuestion, finish } from "./answer.js";
 import { limits, streaming } from "./ask.js";
@@ -98,7 +98,7 @@ async function pinConversation(c) {
 }
 
 async function renameConversation(c) {
-  const title = prompt("会話の名前", c.title);
+  const title = await askText("会話の名前を変更", c.title);
   if (title === null || !title.trim()) return;
   try {
     await api(`/api/conversations/${encodeURIComponent(c.id)}`, { ...json({ title }), method: "PATCH" });
@@ -121,7 +121,7 @@ async function exportConversation(c) {
 }
 
 async function deleteConversation(c) {
-  if (!confirm(`「${c.title || "無題の会話"}」を削除しますか？この操作は元に戻せません。`)) return;
+  if (!await confirmAction(`「${c.title || "無題の会話"}」を削除しますか？この操作は元に戻せません。`)) return;
   try {
     await api(`/api/conversations/${encodeURIComponent(c.id)}`, { method: "DELETE" });
   } catch (error) { alert(japanese(error)); }

@@ -13,6 +13,36 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
+// The page's own dialogs, in place of the browser's confirm() and prompt(): styled like the
+// page, in its colours, and read by screen readers as dialogs.
+
+// Asks before something is removed or changed for good; true when the user goes ahead.
+export function confirmAction(text, ok = "削除する") {
+  const dialog = $("confirm");
+  $("confirm-text").textContent = text;
+  $("confirm-ok").textContent = ok;
+  dialog.returnValue = "";
+  dialog.showModal();
+  $("confirm-cancel").focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+  });
+}
+
+// Asks for a line of text (a chat's name); the text given, or null when cancelled.
+export function askText(title, value = "") {
+  const dialog = $("text-dialog");
+  const input = $("text-dialog-input");
+  $("text-dialog-title").textContent = title;
+  input.value = value;
+  dialog.returnValue = "";
+  dialog.showModal();
+  input.select();
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok" ? input.value : null), { once: true });
+  });
+}
+
 // Icons drawn as SVG (the shapes of Feather icons, MIT licence), so that no emoji font is needed.
 const ICONS = {
   up: "M14 9V5a3 3 0 0 0-3-3l-4 9v11h11.28a2 2 0 0 0 2-1.7l1.38-9a2 2 0 0 0-2-2.3zM7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3",
