@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,16 +21,6 @@ from shirabe.settings import IngestSettings, Settings
 from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres import schema
 from shirabe.stores.postgres.accounts import PostgresDatabase
-
-
-@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
-def accounts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Accounts]:
-    if request.param == "embedded":
-        made = Accounts(SQLiteDatabase(tmp_path / "accounts.sqlite3"))
-    else:
-        made = Accounts(PostgresDatabase(request.getfixturevalue("database_url")))
-    yield made
-    made.close()
 
 
 def test_users(accounts: Accounts) -> None:

@@ -5,9 +5,7 @@ and the audit log is filtered in the database."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -15,18 +13,7 @@ from shirabe.access.accounts import Accounts
 from shirabe.access.people import People
 from shirabe.errors import AccountError, LastAdminError, NoAccountError
 from shirabe.records import AuditQuery
-from shirabe.stores.embedded.accounts import SQLiteDatabase
 from shirabe.stores.postgres.accounts import PostgresDatabase
-
-
-@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
-def accounts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Accounts]:
-    if request.param == "embedded":
-        made = Accounts(SQLiteDatabase(tmp_path / "accounts.sqlite3"))
-    else:
-        made = Accounts(PostgresDatabase(request.getfixturevalue("database_url")))
-    yield made
-    made.close()
 
 
 def test_the_last_admin_can_be_neither_removed_nor_demoted(accounts: Accounts) -> None:

@@ -6,7 +6,6 @@ admin only from the groups the settings name; the group map read with clear erro
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -18,20 +17,9 @@ from shirabe.access.sessions import Sessions
 from shirabe.errors import AccountError, ConfigurationError, SignInError
 from shirabe.records import Identity
 from shirabe.stores.embedded.accounts import SQLiteDatabase
-from shirabe.stores.postgres.accounts import PostgresDatabase
 
 HOUR = timedelta(hours=1)
 ISSUER = "https://login.example.com"
-
-
-@pytest.fixture(params=["embedded", pytest.param("postgres", marks=pytest.mark.postgres)])
-def accounts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Accounts]:
-    if request.param == "embedded":
-        made = Accounts(SQLiteDatabase(tmp_path / "accounts.sqlite3"))
-    else:
-        made = Accounts(PostgresDatabase(request.getfixturevalue("database_url")))
-    yield made
-    made.close()
 
 
 def test_a_session_is_stored_hashed_and_ends_when_signed_out(accounts: Accounts) -> None:
