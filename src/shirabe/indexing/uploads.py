@@ -91,7 +91,10 @@ class Uploads:
         saved when ``reader`` (the user ``uploader``, or anonymous) may not give it those
         readers (:class:`UploadForbiddenError`) or may not replace the document there
         (:class:`UploadConflictError`)."""
-        relative = self._relative(target)
+        place = place_of(target, self.area)
+        if place is None:
+            raise UploadError(f"{target.name}: not in the uploads area")
+        relative = place.relative
         readers = self._access.groups_for(relative)
         if reader.admin:
             return readers
@@ -102,25 +105,19 @@ class Uploads:
                 f"{relative} would be readable by {', '.join(outside)}, which you are not in; "
                 "upload it into a category of your own groups"
             )
-        if not self._may_replace(uploader, target):
+        if not self._may_replace(uploader, target, place.key):
             raise UploadConflictError(
                 f"{relative} already exists and was not uploaded by you; only an admin can "
                 "replace it (upload it under another name or category)"
             )
         return readers
 
-    def _relative(self, target: Path) -> str:
-        place = place_of(target, self.area)
-        if place is None:
-            raise UploadError(f"{target.name}: not in the uploads area")
-        return place.relative
-
-    def _may_replace(self, uploader: str | None, target: Path) -> bool:
-        """Whether ``uploader`` may write the document at ``target``: a new one, or one they
-        uploaded. A file there that is not indexed yet (another upload waiting for its ingest,
-        or a file put there by hand) is nobody's to replace but an admin's."""
-        place = place_of(target, self.area)
-        existing = self._store.get_source(place.key) if place is not None else None
+    def _may_replace(self, uploader: str | None, target: Path, key: str) -> bool:
+        """Whether ``uploader`` may write the document at ``target`` (stored under ``key``): a
+        new one, or one they uploaded. A file there that is not indexed yet (another upload
+        waiting for its ingest, or a file put there by hand) is nobody's to replace but an
+        admin's."""
+        existing = self._store.get_source(key)
         if existing is None:
             return not target.exists()
         return uploader is not None and existing.metadata.get(UPLOADED_BY) == uploader
