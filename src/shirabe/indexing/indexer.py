@@ -17,6 +17,7 @@ from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.places import common_root, place_of
 from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.runs import Runs
+from shirabe.indexing.spread import SpreadIngest
 from shirabe.records import Chunk, Document, FileResult, IngestReport, Progress
 from shirabe.stores.protocol import Store
 
@@ -26,18 +27,28 @@ REREAD = "reread"
 MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]
 """An ingest below a root, never below the paths to skip, reporting to an audit writer."""
 
+MakeSpread = Callable[[Ingestor, str, int], SpreadIngest]
+"""An ingest's run spread over worker processes, by an actor, with a number of local workers."""
+
 
 class Indexer:
     """Ingests, re-roots and removes the files of one index."""
 
     def __init__(
-        self, store: Callable[[], Store], root: DocumentRoot, accounts: Accounts, make: MakeIngestor
+        self,
+        store: Callable[[], Store],
+        root: DocumentRoot,
+        accounts: Accounts,
+        make: MakeIngestor,
+        spread: MakeSpread | None = None,
     ) -> None:
-        """``store`` gives the store checked against the embedding model and tokenizer."""
+        """``store`` gives the store checked against the embedding model and tokenizer;
+        ``spread`` spreads an ingest over worker processes."""
         self._store = store
         self._root = root
         self._accounts = accounts
         self._make = make
+        self._spread = spread
         self.runs = Runs()
         """The runs under way in this process."""
 
@@ -50,17 +61,29 @@ class Indexer:
         uploader: str | None = None,
         rejected: Sequence[tuple[Path, str]] = (),
         actor: str | None = None,
+        workers: int = 0,
     ) -> IngestReport:
         """Add new files, replace changed ones, drop deleted ones under ``paths``. ``area`` is
         another root for this run (a server's uploads folder); ``uploader`` names who uploaded
         the files and ``rejected`` lists uploads refused before the run, recorded as failures;
-        the audit log names ``actor`` (default: the local user)."""
+        the audit log names ``actor`` (default: the local user). With ``workers``, the files
+        are read and embedded by that many worker processes (and any others that join the
+        run, :mod:`shirabe.indexing.spread`)."""
         given = [Path(p) for p in paths]
+        if workers and (area is not None or uploader is not None or rejected):
+            raise ShirabeError("uploads and a new root are ingested by one process, not workers")
         root = area if area is not None else self._root.claim(given)
         if root is None:
             return IngestReport()
         audit = AuditWriter(self._accounts, actor)
         ingestor = self._ingestor(root, area, audit)
+        if workers:
+            if self._spread is None:
+                raise ShirabeError("this index cannot spread an ingest over workers")
+            spread = self._spread(ingestor, audit.actor, workers)
+            with self.runs.run(audit.actor, progress) as run, self._store().updating():
+                run.started()
+                return spread.run(given, run)
         with self.runs.run(audit.actor, progress) as run, self._store().updating():
             run.started()
             return ingestor.run(given, run, uploader=uploader, rejected=rejected)

@@ -41,7 +41,7 @@ from shirabe.records import (
     Progress,
     SourceInfo,
 )
-from shirabe.stores.protocol import IndexedChunk, SourceRecord
+from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,10 @@ class Ingestor:
         if found is None:
             raise OutsideRootError(path, self._root)
         return found
+
+    @property
+    def store(self) -> Store:
+        return self._store
 
     @property
     def root(self) -> Path:
