@@ -323,13 +323,17 @@ class Assembly:
         audit = AuditWriter(self.accounts, plan.actor)
         return self._ingestor(Path(plan.root), [Path(p) for p in plan.skip], audit)
 
-    def _spread(self, ingestor: Ingestor, actor: str, workers: int) -> SpreadIngest:
-        """``ingestor``'s run spread over ``workers`` local worker processes."""
+    def _spread(
+        self, root: Path, skip: Sequence[Path], audit: AuditWriter, workers: int
+    ) -> SpreadIngest:
+        """An ingest below ``root`` spread over ``workers`` local worker processes; the
+        store must host the workers' queue, which is asked before anything is loaded."""
+        queue = self.work_queue
         return SpreadIngest(
-            ingestor,
-            self.work_queue,
+            self._ingestor(root, skip, audit),
+            queue,
             recipe=self.recipe,
-            actor=actor,
+            actor=audit.actor,
             start=local_workers(self.settings),
             workers=workers,
             attempts=self.settings.ingest.worker_attempts,

@@ -27,8 +27,9 @@ REREAD = "reread"
 MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]
 """An ingest below a root, never below the paths to skip, reporting to an audit writer."""
 
-MakeSpread = Callable[[Ingestor, str, int], SpreadIngest]
-"""An ingest's run spread over worker processes, by an actor, with a number of local workers."""
+MakeSpread = Callable[[Path, Sequence[Path], AuditWriter, int], SpreadIngest]
+"""An ingest below a root, never below the paths to skip, reporting to an audit writer,
+spread over worker processes with a number of local ones."""
 
 
 class Indexer:
@@ -76,14 +77,14 @@ class Indexer:
         if root is None:
             return IngestReport()
         audit = AuditWriter(self._accounts, actor)
-        ingestor = self._ingestor(root, area, audit)
         if workers:
             if self._spread is None:
                 raise ShirabeError("this index cannot spread an ingest over workers")
-            spread = self._spread(ingestor, audit.actor, workers)
+            spread = self._spread(root, self._skip(area), audit, workers)
             with self.runs.run(audit.actor, progress) as run, self._store().updating():
                 run.started()
                 return spread.run(given, run)
+        ingestor = self._ingestor(root, area, audit)
         with self.runs.run(audit.actor, progress) as run, self._store().updating():
             run.started()
             return ingestor.run(given, run, uploader=uploader, rejected=rejected)
@@ -169,9 +170,12 @@ class Indexer:
             yield from self._ingestor(root, None, AuditWriter(self._accounts)).documents(given)
 
     def _ingestor(self, root: Path, area: Path | None, audit: AuditWriter) -> Ingestor:
+        return self._make(root, self._skip(area), audit)
+
+    def _skip(self, area: Path | None) -> list[Path]:
+        """The folders an ingest of ``area`` (None: below the root) never reads."""
         uploads = self._root.uploads
-        skip = [] if area == uploads else [uploads]
-        return self._make(root, skip, audit)
+        return [] if area == uploads else [uploads]
 
     def _remove(self, keys: Sequence[str], actor: str | None, why: str = "removed") -> list[str]:
         """Drop the files of ``keys``, each in the audit log; the keys that were indexed."""
