@@ -119,7 +119,8 @@ class _Stub:
     """A worker process that ends when told to, with what it wrote."""
 
     def __init__(self, log: Path) -> None:
-        self.log, self.code, self.stopped = log, None, False
+        self.log, self.stopped = log, False
+        self.code: int | None = None
 
     def poll(self) -> int | None:
         return self.code
