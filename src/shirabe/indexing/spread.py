@@ -104,16 +104,13 @@ class SpreadIngest:
         files = [QueuedFile(str(path), place.key, place.relative) for path, place in todo]
         run = queue.open_run(self._plan, files)
         crew = Crew(self._start)
-        wanted, starts_left, errors = min(self._workers, len(files)), self._starts, []
+        wanted, starts_left = min(self._workers, len(files)), self._starts
+        errors: list[str] = []
         try:
             while True:
                 self._collect(run, report, notify, total, scanned)
-                for code, said in crew.ended():
-                    if code > 0:  # an error, not a kill: starting another would fail alike
-                        errors.append(said)
-                        starts_left = 0
-                    elif code < 0:
-                        log.warning("a worker was stopped (signal %d): its file goes back", -code)
+                if _ended(crew, errors):  # an error, not a kill: another would fail alike
+                    starts_left = 0
                 free = queue.claimable(run, wanted) if crew.running < wanted else 0
                 step, count = next_step(
                     waiting=queue.waiting(run),
@@ -132,6 +129,7 @@ class SpreadIngest:
                     starts_left -= count
                 time.sleep(self._poll)
             self._collect(run, report, notify, total, scanned)
+            _ended(crew, errors)
             queue.close_run(run)
         except BaseException:
             queue.close_run(run, abandoned=True)
@@ -146,3 +144,16 @@ class SpreadIngest:
         for finished in self._queue.collect(run):
             report.files.append(finished.result)
             notify(IngestEvent("file", len(report.files) - scanned, total, finished.result))
+
+
+def _ended(crew: Crew, errors: list[str]) -> bool:
+    """Whether a local worker ended with an error since the last look (what it said goes
+    in ``errors``); one killed is logged, its file back in the queue."""
+    failed = False
+    for code, said in crew.ended():
+        if code > 0:
+            errors.append(said)
+            failed = True
+        elif code < 0:
+            log.warning("a worker was stopped (signal %d): its file goes back", -code)
+    return failed
