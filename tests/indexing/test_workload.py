@@ -79,14 +79,20 @@ def test_the_ingest_starts_workers_while_files_are_free_and_some_are_missing(
 def test_a_claim_ends_about_lost_after_seconds_after_its_worker_stops_answering(
     lost_after: float, idle: int, interval: int, user_timeout: int
 ) -> None:
-    options = keepalive(lost_after)
-    assert (options["keepalives_idle"], options["keepalives_interval"]) == (idle, interval)
-    assert options["keepalives_count"] == 4 and options["keepalives"] == 1
-    assert options["tcp_user_timeout"] == user_timeout
-    assert options["options"] == (
-        f"-c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval} "
-        f"-c tcp_keepalives_count=4 -c tcp_user_timeout={user_timeout}"
-    )
+    client, server = keepalive(lost_after)
+    assert client == {
+        "keepalives": 1,
+        "keepalives_idle": idle,
+        "keepalives_interval": interval,
+        "keepalives_count": 4,
+        "tcp_user_timeout": user_timeout,
+    }
+    assert server == {
+        "tcp_keepalives_idle": idle,
+        "tcp_keepalives_interval": interval,
+        "tcp_keepalives_count": 4,
+        "tcp_user_timeout": user_timeout,
+    }
     assert idle + 4 * interval == pytest.approx(lost_after, rel=0.35)
 
 

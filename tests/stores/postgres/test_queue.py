@@ -125,3 +125,27 @@ def test_a_new_run_drops_the_files_of_an_abandoned_one_but_not_a_held_file(
     last = one.open_run(PLAN, files("e.md"))
     one.close_run(last, abandoned=True)
     assert one.waiting(last) == 0 and one.claim("w1") is None
+
+
+def test_the_server_ends_a_silent_workers_claim_after_lost_after_seconds(
+    store: PostgresStore,
+) -> None:
+    queue = PostgresQueue(store, lost_after=30)
+    try:
+        conn = queue._claim_connection()
+        if conn.info.host.startswith("/"):
+            pytest.skip("a Unix socket has no TCP keepalives: the test server is reached by TCP")
+        shown = {
+            name: conn.execute(f"SHOW {name}").fetchone()[name]
+            for name in ("tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_keepalives_count")
+        }
+        timeout = conn.execute("SHOW tcp_user_timeout").fetchone()["tcp_user_timeout"]
+        conn.rollback()
+    finally:
+        queue.close()
+    assert shown == {
+        "tcp_keepalives_idle": "10",
+        "tcp_keepalives_interval": "5",
+        "tcp_keepalives_count": "4",
+    }
+    assert timeout == "30000"  # milliseconds

@@ -11,8 +11,9 @@ dead while it still writes, so a file is never written by two workers at once, a
 cut off from the database cannot write after another took its file (its writes were in the
 transaction that ended). A machine that stops answering without closing its connections
 (power, network) is noticed by TCP keepalives, which :func:`keepalive` sets from
-``SHIRABE_INGEST__WORKER_LOST_AFTER``. The cost: a transaction stays open for as long as one
-file takes, which holds back vacuum for that long.
+``SHIRABE_INGEST__WORKER_LOST_AFTER`` (through a pooler such as PgBouncer, the pooler's own
+keepalives decide when the server hears of it). The cost: a transaction stays open for as
+long as one file takes, which holds back vacuum for that long.
 
 The tables (schema migration 10): runs, their files (``queued`` → ``finished`` by a worker →
 ``reported`` to the ingest that opened the run), and every claim of a file. Claims are
@@ -50,26 +51,28 @@ _CLAIM = """
 _UNHELD = "SELECT id FROM queue_files WHERE run_id = %s AND state = 'queued' FOR UPDATE SKIP LOCKED"
 
 
-def keepalive(lost_after: float) -> dict[str, Any]:
-    """Connection options under which a peer that stops answering is given up about
-    ``lost_after`` seconds after it last did, on both ends: libpq's own (the worker notices a
-    lost server) and the server's for this session (the server ends a lost worker's claim):
-    keepalive probes from a third of the time, every sixth, four unanswered ending it, and
-    unacknowledged data given up after the whole time."""
+def keepalive(lost_after: float) -> tuple[dict[str, int], dict[str, int]]:
+    """Under which a peer that stops answering is given up about ``lost_after`` seconds
+    after it last did, on both ends: libpq's connection options (the worker notices a lost
+    server) and the server's settings for the session (the server ends a lost worker's
+    claim). Keepalive probes from a third of the time, every sixth, four unanswered ending
+    it; data unacknowledged for the whole time ends it too."""
     idle, interval = max(1, round(lost_after / 3)), max(1, round(lost_after / 6))
     user_timeout = max(1000, round(lost_after * 1000))
-    server = (
-        f"-c tcp_keepalives_idle={idle} -c tcp_keepalives_interval={interval} "
-        f"-c tcp_keepalives_count=4 -c tcp_user_timeout={user_timeout}"
-    )
-    return {
+    client = {
         "keepalives": 1,
         "keepalives_idle": idle,
         "keepalives_interval": interval,
         "keepalives_count": 4,
         "tcp_user_timeout": user_timeout,
-        "options": server,
     }
+    server = {
+        "tcp_keepalives_idle": idle,
+        "tcp_keepalives_interval": interval,
+        "tcp_keepalives_count": 4,
+        "tcp_user_timeout": user_timeout,
+    }
+    return client, server
 
 
 class PostgresClaim:
@@ -243,9 +246,16 @@ class PostgresQueue:
         return self._side
 
     def _claim_connection(self) -> Any:
-        """The connection whose transaction holds a claim, watched by keepalives."""
+        """The connection whose transaction holds a claim, watched by keepalives (the
+        server's set as statements, not as a startup option, which a pooler may refuse)."""
         if self._claimer is None or self._claimer.closed:
-            self._claimer = self._store.connect(**keepalive(self._lost_after))
+            client, server = keepalive(self._lost_after)
+            conn = self._store.connect(**client)
+            with guarded(conn):
+                for name, value in server.items():
+                    conn.execute("SELECT set_config(%s, %s, false)", (name, str(value)))
+                conn.commit()
+            self._claimer = conn
         return self._claimer
 
     def _count(self, sql: str, params: Sequence[Any] = ()) -> int:
