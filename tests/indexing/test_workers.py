@@ -66,7 +66,10 @@ def test_a_worker_refuses_a_run_opened_with_other_settings_and_leaves_its_file(
     with _engine(tmp_path / "other", database_url, chunk_size=900) as other:
         assert other.recipe != engine.recipe
         run = engine.work_queue.open_run(_plan(other, docs), [_file(docs / "規程.md")])
-    with pytest.raises(ShirabeError, match=f"otherwise than the ingest that opened run {run}"):
+    with (
+        engine.store.updating(),
+        pytest.raises(ShirabeError, match=f"otherwise than the ingest that opened run {run}"),
+    ):
         engine.work()
     assert engine.work_queue.claimable(run, 5) == 1  # released: another worker takes it
     assert engine.store.get_source(str(docs / "規程.md")) is None
@@ -79,11 +82,14 @@ def test_a_file_that_stopped_every_worker_is_given_up_as_a_recorded_failure(
     store = engine.store
     assert isinstance(store, PostgresStore)
     run = engine.work_queue.open_run(_plan(engine, docs), [_file(docs / "規程.md")])
-    for _ in range(2):  # two workers died holding it (worker_attempts=2)
-        dying = PostgresQueue(store)
-        assert dying.claim("gone") is not None
-        dying.close()
-    report = engine.work()
+    with store.updating():  # the ingest that opened the run is under way
+        for _ in range(2):  # two workers died holding it (worker_attempts=2)
+            dying = PostgresQueue(store)
+            try:
+                assert dying.claim("gone") is not None
+            finally:
+                dying.close()
+        report = engine.work()
     [result] = report.files
     assert (result.outcome, result.path) == ("failed", str(docs / "規程.md"))
     assert result.reason is not None and result.reason.startswith("given up after 2 attempts")
@@ -101,7 +107,8 @@ def test_a_run_naming_a_file_outside_its_root_gets_a_failure_not_a_read(
     outside = tmp_path / "secret.md"
     outside.write_text("# 秘密\n\n読まれてはならない。\n", encoding="utf-8")
     engine.work_queue.open_run(_plan(engine, docs), [_file(outside)])
-    [result] = engine.work().files
+    with engine.store.updating():
+        [result] = engine.work().files
     assert result.outcome == "failed"
     assert result.reason == f"not below the run's document root {docs}"
     assert not engine.store.source_chunks(str(outside))
@@ -111,6 +118,8 @@ def test_workers_on_the_embedded_store_are_a_clear_error(tmp_path: Path, docs: P
     with Shirabe(Settings(home=tmp_path / "home"), embedder=HashedEmbedder()) as engine:
         with pytest.raises(ConfigurationError, match="ingest workers share a queue"):
             engine.ingest([docs], workers=2)
+        with pytest.raises(ShirabeError, match="ingested by one process, not workers"):
+            engine.ingest([docs], workers=2, uploader="tanaka")
         assert engine.store.status().files == 0
     result = CliRunner().invoke(
         cli,

@@ -1,7 +1,8 @@
 """The ingest workers' queue on a real PostgreSQL server: two workers never hold one file; a
 claim's writes show with its result or not at all; a worker whose connection dies gives its
 file back at once, and the claim still counts; each finished file is reported once; a new
-run drops the files of one whose ingest is gone, but not a file a worker still holds."""
+run drops the files of one whose ingest is gone, but not a file a worker still holds, and so
+does a claim that finds no ingest under way."""
 
 from __future__ import annotations
 
@@ -33,9 +34,11 @@ def store(database_url: str) -> Iterator[PostgresStore]:
 
 @pytest.fixture
 def queues(store: PostgresStore) -> Iterator[tuple[PostgresQueue, PostgresQueue]]:
-    """Two workers' queues on one database, as two processes have them."""
+    """Two workers' queues on one database, as two processes have them, while the ingest
+    that opens the runs holds its writer lock."""
     one, two = PostgresQueue(store, lost_after=30), PostgresQueue(store, lost_after=30)
-    yield one, two
+    with store.updating():
+        yield one, two
     one.close()
     two.close()
 
@@ -125,6 +128,25 @@ def test_a_new_run_drops_the_files_of_an_abandoned_one_but_not_a_held_file(
     last = one.open_run(PLAN, files("e.md"))
     one.close_run(last, abandoned=True)
     assert one.waiting(last) == 0 and one.claim("w1") is None
+
+
+def test_a_claim_finding_no_ingest_under_way_abandons_its_runs(store: PostgresStore) -> None:
+    queue = PostgresQueue(store)
+    try:
+        with store.updating():
+            run = queue.open_run(PLAN, files("a.md", "b.md"))
+            held = claimed(queue, "w1")
+        # the ingest that opened the run is gone: its files are the next ingest's
+        other = PostgresQueue(store)
+        try:
+            assert other.claim("w2") is None
+            assert other.pending() == 0 and other.waiting(run) == 1  # the held one stays
+        finally:
+            other.close()
+        held.finish(FileResult(held.file.key, "added", chunks=1), Timings())
+        assert [f.result.path for f in queue.collect(run)] == [held.file.key]
+    finally:
+        queue.close()
 
 
 def test_the_server_ends_a_silent_workers_claim_after_lost_after_seconds(

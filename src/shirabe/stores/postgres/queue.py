@@ -15,6 +15,10 @@ transaction that ended). A machine that stops answering without closing its conn
 keepalives decide when the server hears of it). The cost: a transaction stays open for as
 long as one file takes, which holds back vacuum for that long.
 
+A run lives as long as the ingest that opened it, which holds the ingest's writer lock
+throughout: a claim that finds that lock free abandons the open runs instead (their files go to
+the next ingest), so no worker writes for an ingest that is gone.
+
 The tables (schema migration 10): runs, their files (``queued`` → ``finished`` by a worker →
 ``reported`` to the ingest that opened the run), and every claim of a file. Claims are
 counted in ``queue_claims``, written outside the claim's transaction so that a
@@ -32,7 +36,7 @@ from typing import Any
 
 from shirabe.records import FileResult
 from shirabe.stores.postgres.connections import WriteClock, copy_rows, guarded
-from shirabe.stores.postgres.store import PostgresStore
+from shirabe.stores.postgres.store import INGEST_LOCK, PostgresStore
 from shirabe.stores.protocol import Store
 from shirabe.stores.queue import Finished, QueuedFile, RunPlan, Timings, WorkRun
 
@@ -139,15 +143,7 @@ class PostgresQueue:
     def open_run(self, plan: RunPlan, files: Sequence[QueuedFile]) -> int:
         conn = self._conn()
         with guarded(conn), conn.transaction():
-            gone = [
-                r["id"]
-                for r in conn.execute(
-                    "UPDATE queue_runs SET state = 'abandoned', closed_at = now() "
-                    "WHERE state = 'open' RETURNING id"
-                )
-            ]
-            for run in gone:
-                conn.execute(f"DELETE FROM queue_files WHERE id IN ({_UNHELD})", (run,))
+            _abandon_open_runs(conn)
             conn.execute(
                 "DELETE FROM queue_runs r WHERE state <> 'open' AND id NOT IN "
                 "(SELECT id FROM queue_runs ORDER BY id DESC LIMIT %s) AND NOT EXISTS "
@@ -211,6 +207,11 @@ class PostgresQueue:
             if row is None:
                 conn.rollback()
                 return None
+            free = conn.execute("SELECT pg_try_advisory_xact_lock(%s) AS x", (INGEST_LOCK,))
+            if free.fetchone()["x"]:  # no ingest holds its writer lock: the run's is gone
+                _abandon_open_runs(conn)
+                conn.commit()
+                return None
         side = self._conn()
         with guarded(side), side.transaction():
             side.execute(
@@ -262,6 +263,17 @@ class PostgresQueue:
         conn = self._conn()
         with guarded(conn):
             return int(conn.execute(sql, tuple(params)).fetchone()["n"])
+
+
+def _abandon_open_runs(conn: Any) -> None:
+    """Every open run marked abandoned, its files no worker holds dropped: called by whoever
+    holds the ingest's writer lock, so no ingest that opened one is still there."""
+    gone = conn.execute(
+        "UPDATE queue_runs SET state = 'abandoned', closed_at = now() WHERE state = 'open' "
+        "RETURNING id"
+    ).fetchall()
+    for run in gone:
+        conn.execute(f"DELETE FROM queue_files WHERE id IN ({_UNHELD})", (run["id"],))
 
 
 def _finished(row: dict[str, Any]) -> Finished:
