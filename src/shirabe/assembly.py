@@ -32,15 +32,18 @@ from shirabe.conversations import Conversations, Titles
 from shirabe.embedders.protocol import Embedder
 from shirabe.embedders.registry import make_embedder
 from shirabe.indexing.catalog import Catalog
+from shirabe.indexing.crew import local_workers
 from shirabe.indexing.factory import ingest_options
 from shirabe.indexing.indexer import Indexer
 from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.page_images import PageImages
-from shirabe.indexing.parts import IngestParts
+from shirabe.indexing.parts import IngestParts, ingest_signature
 from shirabe.indexing.passages import chunk_terms
 from shirabe.indexing.readers import Readers
 from shirabe.indexing.root import DocumentRoot
+from shirabe.indexing.spread import SpreadIngest
 from shirabe.indexing.uploads import Uploads
+from shirabe.indexing.workers import Worker
 from shirabe.indexing.writers import IngestWriters
 from shirabe.llm.protocol import ChatModel
 from shirabe.retrieval.protocol import Retriever
@@ -49,6 +52,7 @@ from shirabe.retrieval.searcher import Searcher
 from shirabe.retrieval.understanding import ModelUnderstanding, RuleUnderstanding, Understanding
 from shirabe.settings import Settings, load_synonyms
 from shirabe.stores.protocol import Backend, Store
+from shirabe.stores.queue import WorkQueue, WorkRun, open_queue
 from shirabe.stores.registry import make_backend
 from shirabe.text.synonyms import Synonyms
 from shirabe.tokenizers.protocol import Tokenizer
@@ -273,12 +277,32 @@ class Assembly:
     @cached_property
     def indexer(self) -> Indexer:
         """Ingests, re-roots and removes files (:mod:`shirabe.indexing.indexer`)."""
-        return Indexer(self._bind, self.root, self.accounts, self._ingestor)
+        return Indexer(self._bind, self.root, self.accounts, self._ingestor, self._spread)
 
-    def _ingestor(self, root: Path, skip: Sequence[Path], audit: AuditWriter) -> Ingestor:
-        """An ingest below ``root``, never below ``skip``, telling ``audit`` of changes."""
-        parts = IngestParts(
-            store=self._bind(),
+    @cached_property
+    def work_queue(self) -> WorkQueue:
+        """The queue ingest workers share (:mod:`shirabe.stores.queue`): PostgreSQL only."""
+        lost_after = self.settings.ingest.worker_lost_after
+        return self._opened(open_queue(self.backend, self.store, lost_after=lost_after))
+
+    @cached_property
+    def worker(self) -> Worker:
+        """This process as an ingest worker (:mod:`shirabe.indexing.workers`)."""
+        attempts = self.settings.ingest.worker_attempts
+        return Worker(self.work_queue, self._run_ingestor, recipe=self.recipe, attempts=attempts)
+
+    @cached_property
+    def recipe(self) -> str:
+        """How the settings have files indexed: the ingest's signature, the tokenizer and the
+        embedding model. Workers refuse a run opened with another recipe; nothing is bound or
+        loaded to make it."""
+        parts = self._parts(self.store)
+        signature = ingest_signature(parts, ingest_options(self.settings))
+        return f"{signature}|tokenizer={self.tokenizer.signature}|embedder={self.embedder.name}"
+
+    def _parts(self, store: Store) -> IngestParts:
+        return IngestParts(
+            store=store,
             chunker=self.chunker,
             tokenizer=self.tokenizer,
             embedder=self.embedder,
@@ -287,5 +311,30 @@ class Assembly:
             enricher=self.writers.enricher,
             cleaner=self.writers.cleaner,
         )
+
+    def _ingestor(self, root: Path, skip: Sequence[Path], audit: AuditWriter) -> Ingestor:
+        """An ingest below ``root``, never below ``skip``, telling ``audit`` of changes."""
         options = ingest_options(self.settings)
-        return Ingestor(parts, options, root=root, skip=skip, on_change=audit)
+        return Ingestor(self._parts(self._bind()), options, root=root, skip=skip, on_change=audit)
+
+    def _run_ingestor(self, run: WorkRun) -> Ingestor:
+        """The ingest of a run of the queue, as the ingest that opened it set it up."""
+        plan = run.plan
+        audit = AuditWriter(self.accounts, plan.actor)
+        return self._ingestor(Path(plan.root), [Path(p) for p in plan.skip], audit)
+
+    def _spread(
+        self, root: Path, skip: Sequence[Path], audit: AuditWriter, workers: int
+    ) -> SpreadIngest:
+        """An ingest below ``root`` spread over ``workers`` local worker processes; the
+        store must host the workers' queue, which is asked before anything is loaded."""
+        queue = self.work_queue
+        return SpreadIngest(
+            self._ingestor(root, skip, audit),
+            queue,
+            recipe=self.recipe,
+            actor=audit.actor,
+            start=local_workers(self.settings),
+            workers=workers,
+            attempts=self.settings.ingest.worker_attempts,
+        )

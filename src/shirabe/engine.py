@@ -68,12 +68,26 @@ class Shirabe(Assembly):
         uploader: str | None = None,
         rejected: Sequence[tuple[Path, str]] = (),
         actor: str | None = None,
+        workers: int = 0,
     ) -> IngestReport:
-        """Add new files, replace changed ones, drop deleted ones under ``paths``
+        """Add new files, replace changed ones, drop deleted ones under ``paths``; with
+        ``workers``, read and embed them in that many worker processes
         (:meth:`Indexer.ingest <shirabe.indexing.indexer.Indexer.ingest>`)."""
         return self.indexer.ingest(
-            paths, progress, area=area, uploader=uploader, rejected=rejected, actor=actor
+            paths,
+            progress,
+            area=area,
+            uploader=uploader,
+            rejected=rejected,
+            actor=actor,
+            workers=workers,
         )
+
+    def work(self, *, wait: bool = False, progress: Progress | None = None) -> IngestReport:
+        """Work as an ingest worker on the runs in the database (PostgreSQL) until none has
+        files left, or with ``wait`` until stopped; the files this worker finished
+        (:class:`Worker <shirabe.indexing.workers.Worker>`)."""
+        return self.worker.run(wait=wait, progress=progress)
 
     def move_root(
         self, folder: Path | str, progress: Progress | None = None, *, actor: str | None = None

@@ -177,6 +177,7 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
     """Whoever can write a folder may replace a file the walk has checked with a link to
     outside the root before it is read: the read does not follow it, and only admins hear."""
     from shirabe.indexing import ingest, walk
+    from shirabe.indexing.reading import SWAPPED
 
     docs = tmp_path / "docs"
     write(docs / "総務" / "お知らせ.md", NOTICE)
@@ -191,7 +192,7 @@ def test_a_file_swapped_for_a_link_after_the_walk_is_not_read_through(
 
     monkeypatch.setattr(ingest, "walk", swapping)
     report = engine.ingest([docs])
-    assert [f.reason for f in report.files] == [ingest.SWAPPED]
+    assert [f.reason for f in report.files] == [SWAPPED]
     source = engine.store.get_source(str(docs / "総務" / "お知らせ.md"))
     assert source is not None and source.status == "failed" and source.groups == []
     public = restrict(None, Reader(frozenset()))

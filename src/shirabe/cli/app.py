@@ -34,6 +34,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(index.ingest)
+app.command()(index.worker)
 app.command()(answers.ask)
 app.command()(answers.search)
 app.command()(answers.chat)

@@ -1,5 +1,5 @@
-"""Commands that build and look after the index: ingest, remove, status, migrate, root,
-audit."""
+"""Commands that build and look after the index: ingest, worker, remove, status, migrate,
+root, audit."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.table import Table
 from shirabe.cli.options import IndexOption, JsonOption, errors, make_settings, opened
 from shirabe.cli.progress import ingest_with_progress, move_root_with_progress
 from shirabe.cli.render import display_path, err, out, print_report, report_json
-from shirabe.records import AuditQuery
+from shirabe.records import AuditQuery, IngestEvent, IngestReport
 
 
 def ingest(
@@ -25,21 +25,58 @@ def ingest(
     json_out: JsonOption = False,
     chunk_size: Annotated[int | None, typer.Option(help="SHIRABE_INGEST__CHUNK_SIZE")] = None,
     chunk_overlap: Annotated[int | None, typer.Option(help="SHIRABE_INGEST__CHUNK_OVERLAP")] = None,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Read and embed the files in this many worker processes (PostgreSQL); "
+            "`shirabe worker` on other machines joins them.",
+        ),
+    ] = 0,
 ) -> None:
     """Index files and folders; unchanged files are skipped, deleted ones removed."""
     settings = {"index": index, "chunk_size": chunk_size, "chunk_overlap": chunk_overlap}
     with errors(), opened(make_settings(**settings), indexed=False) as shirabe:
         if json_out or not out.is_terminal:
-            report = shirabe.ingest(paths)
+            report = shirabe.ingest(paths, workers=workers)
         else:
-            report = ingest_with_progress(shirabe, paths)
+            report = ingest_with_progress(shirabe, paths, workers)
+    _reported(report, json_out)
+
+
+def worker(
+    index: IndexOption = None,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="Wait for new runs instead of stopping when idle.")
+    ] = False,
+    json_out: JsonOption = False,
+) -> None:
+    """Take files from the ingest runs in the database (PostgreSQL) and read, embed and write
+    them, until no run has files left. Run it on any machine that reaches the database and
+    sees the documents at the same paths as the `shirabe ingest --workers` that opened them,
+    with the same settings. A file that fails is the run's to report: the worker exits 1
+    only when it cannot go on."""
+
+    def told(event: IngestEvent) -> None:
+        if event.result is not None and not json_out:
+            f = event.result
+            err.print(f"{f.outcome} {escape(display_path(f.path))}", highlight=False)
+
+    with errors(), opened(make_settings(index=index), indexed=False) as shirabe:
+        report = shirabe.work(wait=wait, progress=told)
+    _reported(report, json_out, fail=False)
+
+
+def _reported(report: IngestReport, json_out: bool, *, fail: bool = True) -> None:
+    """The report printed (as JSON, failures also on stderr); with ``fail``, the command
+    fails when a file did."""
     if json_out:
         out.print_json(json.dumps(report_json(report), ensure_ascii=False))
         for f in report.failures:
             err.print(f"failed {f.path}: {f.reason}", markup=False, highlight=False)
     else:
         print_report(report)
-    if report.failures:
+    if fail and report.failures:
         raise typer.Exit(1)
 
 

@@ -31,8 +31,8 @@ def bar() -> Iterator[Progress]:
         yield progress
 
 
-def ingest_with_progress(shirabe: Shirabe, paths: list[Path]) -> IngestReport:
-    return _with_progress(lambda notify: shirabe.ingest(paths, progress=notify))
+def ingest_with_progress(shirabe: Shirabe, paths: list[Path], workers: int = 0) -> IngestReport:
+    return _with_progress(lambda notify: shirabe.ingest(paths, progress=notify, workers=workers))
 
 
 def move_root_with_progress(shirabe: Shirabe, folder: Path) -> IngestReport:

@@ -17,6 +17,7 @@ from shirabe.indexing.ingest import Ingestor
 from shirabe.indexing.places import common_root, place_of
 from shirabe.indexing.root import DocumentRoot
 from shirabe.indexing.runs import Runs
+from shirabe.indexing.spread import SpreadIngest
 from shirabe.records import Chunk, Document, FileResult, IngestReport, Progress
 from shirabe.stores.protocol import Store
 
@@ -26,18 +27,29 @@ REREAD = "reread"
 MakeIngestor = Callable[[Path, Sequence[Path], AuditWriter], Ingestor]
 """An ingest below a root, never below the paths to skip, reporting to an audit writer."""
 
+MakeSpread = Callable[[Path, Sequence[Path], AuditWriter, int], SpreadIngest]
+"""An ingest below a root, never below the paths to skip, reporting to an audit writer,
+spread over worker processes with a number of local ones."""
+
 
 class Indexer:
     """Ingests, re-roots and removes the files of one index."""
 
     def __init__(
-        self, store: Callable[[], Store], root: DocumentRoot, accounts: Accounts, make: MakeIngestor
+        self,
+        store: Callable[[], Store],
+        root: DocumentRoot,
+        accounts: Accounts,
+        make: MakeIngestor,
+        spread: MakeSpread | None = None,
     ) -> None:
-        """``store`` gives the store checked against the embedding model and tokenizer."""
+        """``store`` gives the store checked against the embedding model and tokenizer;
+        ``spread`` spreads an ingest over worker processes."""
         self._store = store
         self._root = root
         self._accounts = accounts
         self._make = make
+        self._spread = spread
         self.runs = Runs()
         """The runs under way in this process."""
 
@@ -50,16 +62,28 @@ class Indexer:
         uploader: str | None = None,
         rejected: Sequence[tuple[Path, str]] = (),
         actor: str | None = None,
+        workers: int = 0,
     ) -> IngestReport:
         """Add new files, replace changed ones, drop deleted ones under ``paths``. ``area`` is
         another root for this run (a server's uploads folder); ``uploader`` names who uploaded
         the files and ``rejected`` lists uploads refused before the run, recorded as failures;
-        the audit log names ``actor`` (default: the local user)."""
+        the audit log names ``actor`` (default: the local user). With ``workers``, the files
+        are read and embedded by that many worker processes (and any others that join the
+        run, :mod:`shirabe.indexing.spread`)."""
         given = [Path(p) for p in paths]
+        if workers and (area is not None or uploader is not None or rejected):
+            raise ShirabeError("uploads and a new root are ingested by one process, not workers")
         root = area if area is not None else self._root.claim(given)
         if root is None:
             return IngestReport()
         audit = AuditWriter(self._accounts, actor)
+        if workers:
+            if self._spread is None:
+                raise ShirabeError("this index cannot spread an ingest over workers")
+            spread = self._spread(root, self._skip(area), audit, workers)
+            with self.runs.run(audit.actor, progress) as run, self._store().updating():
+                run.started()
+                return spread.run(given, run)
         ingestor = self._ingestor(root, area, audit)
         with self.runs.run(audit.actor, progress) as run, self._store().updating():
             run.started()
@@ -146,9 +170,12 @@ class Indexer:
             yield from self._ingestor(root, None, AuditWriter(self._accounts)).documents(given)
 
     def _ingestor(self, root: Path, area: Path | None, audit: AuditWriter) -> Ingestor:
+        return self._make(root, self._skip(area), audit)
+
+    def _skip(self, area: Path | None) -> list[Path]:
+        """The folders an ingest of ``area`` (None: below the root) never reads."""
         uploads = self._root.uploads
-        skip = [] if area == uploads else [uploads]
-        return self._make(root, skip, audit)
+        return [] if area == uploads else [uploads]
 
     def _remove(self, keys: Sequence[str], actor: str | None, why: str = "removed") -> list[str]:
         """Drop the files of ``keys``, each in the audit log; the keys that were indexed."""

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from shirabe.errors import OutsideRootError, ReaderUnavailableError, StoreError
 from shirabe.indexing.cleanup import shares
-from shirabe.indexing.parts import IngestOptions, IngestParts
+from shirabe.indexing.parts import IngestOptions, IngestParts, ingest_signature
 from shirabe.indexing.passages import (
     chunk_terms,
     pool,
@@ -25,6 +22,7 @@ from shirabe.indexing.passages import (
     with_rewrite,
 )
 from shirabe.indexing.places import Place, place_of
+from shirabe.indexing.reading import SWAPPED, fingerprint, named, opened, private_copy
 from shirabe.indexing.tags import ENTITIES, RESERVED, TAGS_VERSION, groups_json, tags_version
 from shirabe.indexing.walk import escape, on_disk, walk
 from shirabe.loaders.protocol import LoadError
@@ -43,52 +41,24 @@ from shirabe.records import (
     Progress,
     SourceInfo,
 )
-from shirabe.stores.protocol import IndexedChunk, SourceRecord
+from shirabe.stores.protocol import IndexedChunk, SourceRecord, Store
 
 log = logging.getLogger(__name__)
 
 REFRESH_EVERY_SECONDS = 60.0
 
 
-def fingerprint(key: str, st: os.stat_result, data: bytes) -> SourceRecord:
-    return SourceRecord(
-        path=key,
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=st.st_size,
-        mtime=st.st_mtime,
-    )
-
-
-SWAPPED = "symbolic link: the file became a link after its folder was read (not followed)"
-
-
-def opened(path: Path) -> int:
-    """A descriptor of the file at ``path``, never through a symbolic link (OSError ELOOP):
-    between the walk's check and this read, a file swapped for a link is not read."""
-    return os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-
-
-@contextmanager
-def private_copy(path: Path, data: bytes) -> Iterator[Path]:
-    """``data``, the bytes read from ``path`` through :func:`opened`, as a file of the same
-    name in a folder only this user may enter, removed afterwards. A loader reads this copy,
-    never ``path`` again: whatever ``path`` becomes meanwhile (a link to outside the root, and
-    back), what is indexed is what was read and fingerprinted."""
-    with tempfile.TemporaryDirectory(prefix="shirabe-read-") as folder:
-        copy = Path(folder) / path.name
-        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        yield copy
-
-
-def _named(reason: str, copied: str, key: str) -> str:
-    """A loader's ``reason`` with the private copy it read named as the file it is of."""
-    return reason.replace(copied, key) if copied else reason
-
-
 Change = Callable[[str, str, str], None]
 """Told of each change to a document that the audit log keeps: action, key, detail."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A file's bytes as read, their fingerprint, and what the index held of it before."""
+
+    data: bytes
+    record: SourceRecord
+    previous: SourceInfo | None
 
 
 class Ingestor:
@@ -119,21 +89,12 @@ class Ingestor:
         self._synonyms = parts.synonyms
         self._access = parts.access
         self._on_change = on_change or (lambda _action, _key, _detail: None)
-        self._enricher = enricher = parts.enricher
-        self._signature = f"{self._synonyms.signature}:{self._access.signature}"
-        if options.cut:  # files read or cut with other settings (tags.cut_signature): again
-            self._signature += f":{options.cut}"
-        # cut by another chunker, or another version of it: again (one written before
-        # chunkers had a signature has none)
-        if chunked_by := getattr(parts.chunker, "signature", ""):
-            self._signature += f":chunker={chunked_by}"
-        self._cleaner = cleaner = parts.cleaner
-        if enricher is not None:  # files indexed without (or with other) texts: again
-            self._signature += f":{enricher.signature}"
-        if cleaner is not None:
-            self._signature += f":{cleaner.index_signature}"
-        if enricher is not None or cleaner is not None:  # re-tokenising loses their terms
-            self._signature += f":{parts.tokenizer.signature}"
+        self._enricher = parts.enricher
+        self._cleaner = parts.cleaner
+        self.signature = ingest_signature(parts, options)
+        """How this ingest indexes files (:func:`ingest_signature`)."""
+        self.embedding_seconds = 0.0
+        """Seconds spent embedding passages so far."""
         self._uploader: str | None = None
         self._skip = list(skip)
 
@@ -143,6 +104,20 @@ class Ingestor:
         if found is None:
             raise OutsideRootError(path, self._root)
         return found
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def root(self) -> Path:
+        """The folder documents are known by where they live below."""
+        return self._root
+
+    @property
+    def skip(self) -> list[Path]:
+        """The folders below which nothing is read (the uploads area)."""
+        return list(self._skip)
 
     def run(
         self,
@@ -154,13 +129,29 @@ class Ingestor:
     ) -> IngestReport:
         """Ingest ``paths`` (all below the root); ``uploader`` names who uploaded them, and
         ``rejected`` are files refused before this run (uploads) to record as failures."""
-        placed = [(given, self.place(given)) for given in paths]  # all below the root first
         self._uploader = uploader
         started = time.perf_counter()
         notify = progress or (lambda _event: None)
         report = IngestReport()
         for path, reason in rejected:
-            report.files.append(self._fail(self.place(path), reason))
+            report.files.append(self.fail(self.place(path), reason))
+        files = self.scan(paths, report)
+        notify(IngestEvent("scan", 0, len(files)))
+        try:
+            with self._store.loading():
+                changed = self._process_all(files, report, notify)
+                # the search indexes are built next: at the end of a bulk load, or by refresh()
+                notify(IngestEvent("index", len(files), len(files)))
+        finally:
+            self.close()  # also when the store fails midway: no worker left behind
+        self.conclude(report, changed, started, notify, len(files))
+        return report
+
+    def scan(self, paths: Sequence[Path], report: IngestReport) -> list[tuple[Path, Place]]:
+        """The files to read under ``paths`` (all below the root), each with its place. What
+        cannot be read or is a link not followed goes in ``report`` as a failure, and what
+        is gone from the folders leaves the index (reported as removed) first."""
+        placed = [(given, self.place(given)) for given in paths]  # all below the root first
         files: list[tuple[Path, Place]] = []
         problems: list[tuple[Place, str]] = []
         refused: list[tuple[Place, str]] = []  # links not followed: for admins only
@@ -181,7 +172,7 @@ class Ingestor:
                     problems.append((place, "no such file or directory"))
             except OSError as exc:
                 problems.append((place, exc.strerror or str(exc)))
-        report.files.extend(self._fail(place, reason) for place, reason in problems)
+        report.files.extend(self.fail(place, reason) for place, reason in problems)
         report.files.extend(self._refuse(place, reason) for place, reason in refused)
         present = {place.key for _path, place in files} | {
             p.key for p, _reason in [*problems, *refused]
@@ -192,21 +183,23 @@ class Ingestor:
                 report.files.append(FileResult(gone.path, "removed"))
                 if gone.status == "ok":  # a failure record had no text to delete
                     self._on_change("delete", gone.path, "the file is gone")
-        notify(IngestEvent("scan", 0, len(files)))
-        try:
-            with self._store.loading():
-                changed = self._process_all(files, report, notify)
-                # the search indexes are built next: at the end of a bulk load, or by refresh()
-                notify(IngestEvent("index", len(files), len(files)))
-        finally:
-            self._loader.close()  # also when the store fails midway: no worker left behind
+        return files
+
+    def conclude(
+        self, report: IngestReport, changed: int, started: float, notify: Progress, total: int
+    ) -> None:
+        """The end of a run that ``changed`` files and began at ``started`` (``perf_counter``):
+        the search indexes caught up (and merged after many changes), the run recorded."""
         self._store.refresh()
         if changed >= self._refresh_every_files:
             self._store.optimize()  # many intermediate segments: merge them once
         report.seconds = time.perf_counter() - started
         self._store.record_ingest(report)
-        notify(IngestEvent("done", len(files), len(files)))
-        return report
+        notify(IngestEvent("done", total, total))
+
+    def close(self) -> None:
+        """Stop the process that reads files, if one was started."""
+        self._loader.close()
 
     def documents(self, paths: Sequence[Path]) -> Iterator[tuple[str, Document, list[Chunk]]]:
         """Each readable file under ``paths``, loaded, with its passages, as an ingest would
@@ -225,7 +218,7 @@ class Ingestor:
                         continue
                     yield key, document, chunks
         finally:
-            self._loader.close()
+            self.close()
 
     def _walk(
         self, folder: Path
@@ -279,7 +272,7 @@ class Ingestor:
         """Whether an unchanged file's tags still hold: same synonyms and access map, same
         category, same uploader."""
         metadata = previous.metadata
-        if metadata.get(TAGS_VERSION) != tags_version(previous.path, self._signature):
+        if metadata.get(TAGS_VERSION) != tags_version(previous.path, self.signature):
             return False
         if self._uploader is not None and metadata.get(UPLOADED_BY) != self._uploader:
             return False
@@ -306,20 +299,25 @@ class Ingestor:
             uploader = previous.metadata.get(UPLOADED_BY)
         if uploader is not None:
             tags[UPLOADED_BY] = uploader
-        tags[TAGS_VERSION] = tags_version(place.key, self._signature)
+        tags[TAGS_VERSION] = tags_version(place.key, self.signature)
         return tags
 
-    def process(self, path: Path, place: Place | None = None) -> FileResult:
-        """Index one file at ``place`` (by default, where it lives below the root); a failure
-        to read it is recorded against the file, not raised. A path outside the root
-        (:class:`OutsideRootError`) and a failing store (:class:`StoreError`) are raised."""
-        place = place or self.place(path)
+    def triage(self, path: Path, place: Place) -> FileResult | None:
+        """What :meth:`process` would make of the file without loading it: unchanged (its
+        new size and time noted), failed or refused before it is read (recorded), or None:
+        it must be loaded and indexed."""
+        read = self._prepare(path, place)
+        return read if isinstance(read, FileResult) else None
+
+    def _prepare(self, path: Path, place: Place) -> FileResult | _Read:
+        """The file's bytes and what the index held of it, or the result that leaves nothing
+        to load: too large, unreadable, a link, unchanged, of no type a loader reads."""
         key = place.key
         try:
             with os.fdopen(opened(path), "rb") as handle:
                 st = os.fstat(handle.fileno())
                 if st.st_size > self._max_file_bytes:
-                    return self._fail(
+                    return self.fail(
                         place,
                         f"file too large ({st.st_size:,} bytes; limit {self._max_file_bytes:,})",
                     )
@@ -328,7 +326,7 @@ class Ingestor:
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 return self._refuse(place, SWAPPED)
-            return self._fail(place, exc.strerror or str(exc))
+            return self.fail(place, exc.strerror or str(exc))
         previous = self._store.get_source(key)
         if (
             previous is not None
@@ -340,26 +338,38 @@ class Ingestor:
                 self._store.touch_source(record)
             return FileResult(key, "unchanged", chunks=previous.chunks)
         if loader_for(path) is None:
-            return self._fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
+            return self.fail(place, f"unsupported file type {path.suffix or '(none)'}", record)
+        return _Read(data, record, previous)
+
+    def process(self, path: Path, place: Place | None = None) -> FileResult:
+        """Index one file at ``place`` (by default, where it lives below the root); a failure
+        to read it is recorded against the file, not raised. A path outside the root
+        (:class:`OutsideRootError`) and a failing store (:class:`StoreError`) are raised."""
+        place = place or self.place(path)
+        key = place.key
+        read = self._prepare(path, place)
+        if isinstance(read, FileResult):
+            return read
+        record, previous = read.record, read.previous
         unwritten = self._unwritten()
         copied = ""
         try:
-            with private_copy(path, data) as copy:
+            with private_copy(path, read.data) as copy:
                 copied = str(copy)
                 document = replace(self._loader.load(copy), path=str(path))
-            del data
+            del read
             chunks = self._chunker.chunk(document)
             rewrites = self._cleaner.rewrites(document) if self._cleaner else {}
             indexed = self._index(chunks, rewrites)
         except LoadError as exc:
-            return self._fail(place, _named(exc.reason, copied, key), record)
+            return self.fail(place, named(exc.reason, copied, key), record)
         except (StoreError, ReaderUnavailableError):  # not this file's fault: stop the run
             raise
         except Exception as exc:  # a broken file must never stop the run
             log.exception("failed to ingest %s", key)
-            return self._fail(place, _named(f"{type(exc).__name__}: {exc}", copied, key), record)
+            return self.fail(place, named(f"{type(exc).__name__}: {exc}", copied, key), record)
         if not indexed:
-            return self._fail(place, "no text found", record)
+            return self.fail(place, "no text found", record)
         warnings = tuple(document.warnings)
         tags = self._tags(place, document, previous)
         if self._unwritten() > unwritten:  # asked again next time
@@ -382,12 +392,12 @@ class Ingestor:
             if json.loads(before) != json.loads(tags[GROUPS]):
                 self._on_change("readers", key, f"{before} -> {tags[GROUPS]}")
 
-    def _fail(self, place: Place, reason: str, record: SourceRecord | None = None) -> FileResult:
+    def fail(self, place: Place, reason: str, record: SourceRecord | None = None) -> FileResult:
         """Record a failure with the tags of its place (its readers now); when the document
         was indexed before, its last good text stays, under those readers."""
         if record is None:
             record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
-        tags = self._place_tags(place) | {TAGS_VERSION: tags_version(place.key, self._signature)}
+        tags = self._place_tags(place) | {TAGS_VERSION: tags_version(place.key, self.signature)}
         if self._uploader is not None:
             tags[UPLOADED_BY] = self._uploader
         previous = self._store.get_source(place.key)
@@ -407,7 +417,7 @@ class Ingestor:
             if previous.status == "ok":
                 self._on_change("delete", place.key, reason)
         record = SourceRecord(path=place.key, sha256="", size=0, mtime=0.0)
-        tags = {GROUPS: groups_json(()), TAGS_VERSION: tags_version(place.key, self._signature)}
+        tags = {GROUPS: groups_json(()), TAGS_VERSION: tags_version(place.key, self.signature)}
         self._store.record_failure(replace(record, metadata=tags), reason)
         log.warning("%s: %s", place.key, reason)
         return FileResult(place.key, "failed", reason=reason)
@@ -435,11 +445,12 @@ class Ingestor:
         missing: dict[str, str] = {}
         for plan in plans:
             missing.update((k, t) for k, t in plan.embedded.items() if k not in cached)
-        new = (
-            dict(zip(missing, self._embedder.embed_passages(list(missing.values())), strict=True))
-            if missing
-            else {}
-        )
+        new = {}
+        if missing:
+            started = time.perf_counter()
+            vectors = self._embedder.embed_passages(list(missing.values()))
+            self.embedding_seconds += time.perf_counter() - started
+            new = dict(zip(missing, vectors, strict=True))
         for plan in plans:
             if plan.pooled and plan.keys[0] not in cached:
                 parts = [new[k] if k in new else cached[k] for k in plan.sentence_keys]

@@ -49,3 +49,23 @@ class IngestOptions:
     load_timeout: float | None = None
     load_total: float | None = None
     cut: str = ""
+
+
+def ingest_signature(parts: IngestParts, options: IngestOptions) -> str:
+    """What a file's tags version says it was indexed with besides its own bytes: the
+    synonyms and access map, the settings it was read and cut with, the chunker, and the
+    chat model's writers; a file indexed under another signature is read again."""
+    signature = f"{parts.synonyms.signature}:{parts.access.signature}"
+    if options.cut:  # files read or cut with other settings (tags.cut_signature): again
+        signature += f":{options.cut}"
+    # cut by another chunker, or another version of it: again (one written before
+    # chunkers had a signature has none)
+    if chunked_by := getattr(parts.chunker, "signature", ""):
+        signature += f":chunker={chunked_by}"
+    if parts.enricher is not None:  # files indexed without (or with other) texts: again
+        signature += f":{parts.enricher.signature}"
+    if parts.cleaner is not None:
+        signature += f":{parts.cleaner.index_signature}"
+    if parts.enricher is not None or parts.cleaner is not None:  # re-tokenising loses their terms
+        signature += f":{parts.tokenizer.signature}"
+    return signature

@@ -374,7 +374,7 @@ def _start(max_memory: int | None) -> tuple[Connection, subprocess.Popen[bytes]]
             [sys.executable, "-m", "shirabe.loaders.worker", str(theirs.fileno())],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
-            env=_environment(),
+            env=child_environment(),
         )
     except BaseException:
         ours.close()
@@ -385,7 +385,7 @@ def _start(max_memory: int | None) -> tuple[Connection, subprocess.Popen[bytes]]
     return ours, process
 
 
-def _environment() -> dict[str, str]:
+def child_environment() -> dict[str, str]:
     """This process's environment, with the folder shirabe was imported from put on
     ``PYTHONPATH`` unless it is a site-packages folder (a source tree added to ``sys.path``
     by hand would not be found otherwise)."""

@@ -192,6 +192,22 @@ class IngestSettings(Section):
         "mounts that send none).",
     )
 
+    worker_attempts: int = Field(
+        default=3,
+        ge=1,
+        le=100,
+        description="Claims of one file by ingest workers before it is recorded as failed: a "
+        "file that stops every worker reading it (killed, out of memory) is not tried forever.",
+    )
+    worker_lost_after: float = Field(
+        default=60.0,
+        ge=5,
+        le=3600,
+        description="Seconds after an ingest worker's machine stops answering (power, network) "
+        "before the database gives the file it held to another worker; a worker process that "
+        "is killed gives its file back at once.",
+    )
+
     @field_validator("chunker")
     @classmethod
     def _chunker(cls, value: str) -> str:

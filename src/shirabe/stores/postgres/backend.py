@@ -10,9 +10,10 @@ from shirabe.settings import StoreSettings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.stores.postgres.accounts import PostgresDatabase
 from shirabe.stores.postgres.dense import HnswSearch
+from shirabe.stores.postgres.queue import PostgresQueue, open_queue
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate
 from shirabe.stores.postgres.store import PostgresStore
-from shirabe.stores.protocol import Migration
+from shirabe.stores.protocol import Migration, Store
 
 
 class PostgresBackend:
@@ -35,6 +36,10 @@ class PostgresBackend:
             read_url=o.database_read_url,
             build_memory=o.database_build_memory,
         )
+
+    def open_queue(self, store: Store, *, lost_after: float) -> PostgresQueue:
+        """The ingest workers' queue in the same database (:mod:`.queue`)."""
+        return open_queue(store, lost_after=lost_after)
 
     def open_accounts(self) -> PostgresDatabase:
         return PostgresDatabase(self.url)

@@ -75,6 +75,14 @@ def begin(conn: Any, dim: int) -> bool:
     return True
 
 
+def under_way(conn: Any) -> bool:
+    """Whether a bulk load is under way (its marker is there)."""
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM shirabe_meta WHERE key = %s) AS x", (MARKER,)
+    ).fetchone()
+    return bool(row["x"])
+
+
 def finish(conn: Any, dim: int, *, memory: str) -> None:
     """End a bulk load (or repair one that stopped): count the statistics if the marker is
     there, then build the missing indexes and remove the marker."""

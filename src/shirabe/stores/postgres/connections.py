@@ -10,6 +10,7 @@ import re
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from shirabe.errors import ServerEndedError
@@ -62,6 +63,29 @@ def traced_cursor() -> type[Any]:
                 yield copy
 
     return TracedCursor
+
+
+def configure_connection(conn: Any) -> None:
+    """A connection as the store uses it: vectors, rows as dicts, statements noted."""
+    from pgvector.psycopg import register_vector
+    from psycopg.rows import dict_row
+
+    register_vector(conn)
+    conn.row_factory = dict_row
+    conn.cursor_factory = traced_cursor()
+
+
+@dataclass(slots=True)
+class WriteClock:
+    """When a claim's writes took the writer lock, and how long they waited for it."""
+
+    locked_at: float | None = None
+    """``perf_counter`` when the lock was first held (held then until the claim ends)."""
+    waited: float = 0.0
+
+    def locked(self, asked: float, held: float) -> None:
+        if self.locked_at is None:
+            self.locked_at, self.waited = held, held - asked
 
 
 def server_ended(exc: BaseException, conn: Any) -> bool:

@@ -233,6 +233,49 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX sessions_expiry ON sessions (expires_at);
     """,
+    # 10: the ingest workers' queue (queue.py): runs, their files, and every claim of a file
+    """
+    CREATE TABLE queue_runs (
+        id bigserial PRIMARY KEY,
+        state text NOT NULL DEFAULT 'open' CHECK (state IN ('open', 'finished', 'abandoned')),
+        root text NOT NULL,
+        skip jsonb NOT NULL DEFAULT '[]',
+        recipe text NOT NULL,
+        actor text NOT NULL,
+        opened_at timestamptz NOT NULL DEFAULT now(),
+        closed_at timestamptz
+    );
+    CREATE TABLE queue_files (
+        id bigserial PRIMARY KEY,
+        run_id bigint NOT NULL REFERENCES queue_runs(id) ON DELETE CASCADE,
+        path text NOT NULL,
+        key text NOT NULL,
+        relative text NOT NULL,
+        state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'finished', 'reported')),
+        attempts integer NOT NULL DEFAULT 0,
+        claimed_by text,
+        outcome text,
+        chunks integer NOT NULL DEFAULT 0,
+        error text,
+        warnings jsonb NOT NULL DEFAULT '[]',
+        seconds double precision,
+        embedding_seconds double precision,
+        waiting_seconds double precision,
+        writing_seconds double precision,
+        finished_at timestamptz,
+        UNIQUE (run_id, key)
+    );
+    CREATE INDEX queue_files_queued ON queue_files (id) WHERE state = 'queued';
+    CREATE INDEX queue_files_finished ON queue_files (run_id) WHERE state = 'finished';
+    CREATE TABLE queue_claims (
+        id bigserial PRIMARY KEY,
+        file_id bigint NOT NULL,
+        run_id bigint NOT NULL REFERENCES queue_runs(id) ON DELETE CASCADE,
+        worker text NOT NULL,
+        claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+    );
+    CREATE INDEX queue_claims_by_file ON queue_claims (file_id);
+    """,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -29,7 +31,12 @@ from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row
 from shirabe.stores.postgres import bulk, dense, lexical, readers, writes
-from shirabe.stores.postgres.connections import advisory_lock, guarded, traced_cursor
+from shirabe.stores.postgres.connections import (
+    WriteClock,
+    advisory_lock,
+    configure_connection,
+    guarded,
+)
 from shirabe.stores.postgres.rows import chunk_from_row, source_from_row
 from shirabe.stores.postgres.schema import WRITE_LOCK, migrate
 from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
@@ -64,8 +71,6 @@ class PostgresStore:
         and the ingest's own reads to ``url``. A replica lags its primary by its replication
         delay (milliseconds on a LAN), so a file just ingested may take that long to show."""
         import psycopg
-        from pgvector.psycopg import register_vector
-        from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
 
         self.url = url
@@ -76,10 +81,10 @@ class PostgresStore:
         self._bulk = False  # within a bulk load (loading()): statistics are counted at its end
         migrate(url)
 
+        self._claimed = threading.local()  # a worker's claim: its connection and clock
+
         def configure(conn: psycopg.Connection[Any]) -> None:
-            register_vector(conn)
-            conn.row_factory = dict_row
-            conn.cursor_factory = traced_cursor()
+            configure_connection(conn)
             conn.autocommit = True
 
         self._pool = ConnectionPool(
@@ -123,6 +128,49 @@ class PostgresStore:
         with self._tx() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield conn
+
+    def connect(self, **options: Any) -> Any:
+        """A connection of its own, configured as the pool's (libpq ``options`` added), in a
+        transaction from its first statement until it commits: a worker's claims."""
+        import psycopg
+
+        conn = psycopg.connect(self.url, **options)
+        configure_connection(conn)
+        return conn
+
+    @contextmanager
+    def writing_in(self, conn: Any) -> Iterator[WriteClock]:
+        """During the block, this thread's writes of a file (its replacement, failure, new
+        size and time, removal) go into ``conn``'s open transaction, a worker's claim, each
+        in a savepoint under the writer lock, which is then held until the claim ends: they
+        commit with the claim, or not at all."""
+        clock = WriteClock()
+        self._claimed.conn, self._claimed.clock = conn, clock
+        try:
+            yield clock
+        finally:
+            self._claimed.conn = None
+
+    @contextmanager
+    def _file_write(self, *, lock: bool = True) -> Iterator[Any]:
+        """A transaction for one file's rows: a savepoint of the claim when a worker holds
+        one (always under the writer lock), else a transaction of the pool's."""
+        conn = getattr(self._claimed, "conn", None)
+        if conn is None:
+            with self._write() if lock else self._tx() as pooled:
+                yield pooled
+            return
+        with guarded(conn), conn.transaction():
+            asked = time.perf_counter()
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            self._claimed.clock.locked(asked, time.perf_counter())
+            yield conn
+
+    def _loading(self, conn: Any) -> bool:
+        """Whether a file's write leaves the term statistics to the end of a bulk load: this
+        store's, or, in a claim, that of the ingest that opened the run (its marker)."""
+        claimed = getattr(self._claimed, "conn", None)
+        return self._bulk or (claimed is not None and claimed is conn and bulk.under_way(conn))
 
     def updating(self) -> AbstractContextManager[None]:
         """An advisory lock for the whole ingest (see the protocol); any process can search."""
@@ -240,24 +288,25 @@ class PostgresStore:
         model = self._model
         keys = [k for ic in chunks for k in ic.vector_keys]
         vectors = self.get_embeddings(model, keys) if model else {}
-        with self._write() as conn:
-            if self._bulk:  # a crash loses the last files, which the next ingest adds again
+        with self._file_write() as conn:
+            loading = self._loading(conn)
+            if loading:  # a crash loses the last files, which the next ingest adds again
                 conn.execute("SET LOCAL synchronous_commit = off")
-            writes.replace_source(conn, source, chunks, vectors, bulk=self._bulk)
+            writes.replace_source(conn, source, chunks, vectors, bulk=loading)
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
-        with self._tx() as conn:
+        with self._file_write(lock=False) as conn:
             writes.record_failure(conn, source, reason)
 
     def touch_source(self, source: SourceRecord) -> None:
-        with self._conn() as conn:
+        with self._file_write(lock=False) as conn:
             conn.execute(
                 "UPDATE sources SET size = %s, mtime = %s WHERE path = %s",
                 (source.size, source.mtime, source.path),
             )
 
     def remove_source(self, path: str) -> bool:
-        with self._write() as conn:
+        with self._file_write() as conn:
             return writes.remove_source(conn, path)
 
     # embedding cache

@@ -1,0 +1,74 @@
+"""What a PostgreSQL index holds, told apart from how it came to hold it.
+
+Two ingests of the same folder give *identical* indexes when every table a search, a listing
+or an access check reads holds the same rows, with the ids the database gave (files' and
+chunks' ids, which follow the order files were written in) replaced by what they stand for:
+
+- ``sources``: each file's key, hash, size, time, status, error, tags (readers, category,
+  tags version), warnings, chunk count and the readers its statistics are counted under;
+- ``chunks``: each chunk of each file, by its file and position, with its text, headings,
+  offsets, locator, metadata, terms, sentence terms and vector keys;
+- ``chunk_vectors`` and ``sentences``: each chunk's vector and each sentence's length and
+  vector, exactly (the same text embedded by the same model gives the same floats);
+- ``postings`` and ``sentence_postings``: each chunk's (and sentence's) terms with their
+  counts and lengths, and that each names its chunk's file;
+- the BM25 statistics of the whole index and of each group set (rows with counts of 0 are
+  what removed terms leave behind, not part of any score, and are left out);
+- the embedding cache: the same keys with the same vectors.
+
+Not compared: when each file was ingested, and the ingest and queue bookkeeping.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+_CHUNK = "s.path, c.position, c.is_summary, c.start_offset, c.end_offset"
+"""A chunk by what it is: its file and its place in it."""
+
+QUERIES: dict[str, str] = {
+    "sources": "SELECT path, sha256, size, mtime, status, error, metadata::text, "
+    "warnings::text, chunk_count, counted_as FROM sources",
+    "chunks": f"SELECT {_CHUNK}, c.text, c.heading_path::text, c.locator::text, "
+    "c.metadata::text, c.tokens, c.sentence_tokens::text, c.vector_keys::text, c.length "
+    "FROM chunks c JOIN sources s ON s.id = c.source_id",
+    "chunk_vectors": f"SELECT {_CHUNK}, v.embedding::text, v.source_id = c.source_id "
+    "FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN sources s ON s.id = c.source_id",
+    "sentences": f"SELECT {_CHUNK}, e.ord, e.length, e.embedding::text, e.source_id = c.source_id "
+    "FROM sentences e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id",
+    "postings": f"SELECT {_CHUNK}, p.term, p.tf, p.length, p.source_id = c.source_id "
+    "FROM postings p JOIN chunks c ON c.id = p.chunk_id JOIN sources s ON s.id = c.source_id",
+    "sentence_postings": f"SELECT {_CHUNK}, p.ord, p.term, p.tf, p.length, "
+    "p.source_id = c.source_id FROM sentence_postings p JOIN chunks c ON c.id = p.chunk_id "
+    "JOIN sources s ON s.id = c.source_id",
+    "term_stats": "SELECT level, term, df FROM term_stats WHERE df > 0",
+    "level_stats": "SELECT level, rows, total_length FROM level_stats",
+    "reader_term_stats": "SELECT level, term, readers, df FROM reader_term_stats WHERE df > 0",
+    "reader_level_stats": "SELECT level, readers, rows, total_length FROM reader_level_stats "
+    "WHERE rows > 0",
+    "embeddings": "SELECT model, key, md5(vector) FROM embeddings",
+}
+
+
+def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every table of :data:`QUERIES` in the database at ``url``, its rows sorted."""
+    with psycopg.connect(url) as conn:
+        return {
+            name: sorted(conn.execute(query).fetchall(), key=repr)
+            for name, query in QUERIES.items()
+        }
+
+
+def differences(
+    one: dict[str, list[tuple[Any, ...]]], other: dict[str, list[tuple[Any, ...]]]
+) -> dict[str, str]:
+    """Per table that differs: how many rows each has, and a first row only one has."""
+    out: dict[str, str] = {}
+    for name in QUERIES:
+        mine, theirs = set(one[name]), set(other[name])
+        if mine != theirs:
+            only = sorted(mine ^ theirs, key=repr)[0]
+            out[name] = f"{len(one[name])} vs {len(other[name])} rows, e.g. {repr(only)[:300]}"
+    return out
