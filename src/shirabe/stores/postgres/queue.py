@@ -83,12 +83,20 @@ class PostgresClaim:
     """A file held by a row lock in the claim connection's open transaction."""
 
     def __init__(
-        self, store: PostgresStore, conn: Any, run: WorkRun, file: QueuedFile, attempts: int
+        self,
+        store: PostgresStore,
+        conn: Any,
+        run: WorkRun,
+        file: QueuedFile,
+        *,
+        attempts: int,
+        worker: str,
+        file_id: int,
     ) -> None:
         self._store, self._conn = store, conn
         self.run, self.file, self.attempts = run, file, attempts
-        self.worker = ""
-        self._id = 0
+        self.worker = worker
+        self._id = file_id
         self._clock = WriteClock()
 
     @contextmanager
@@ -223,9 +231,10 @@ class PostgresQueue:
             )
         plan = RunPlan(row["root"], tuple(row["skip"]), row["recipe"], row["actor"])
         file = QueuedFile(row["path"], row["key"], row["relative"])
-        claim = PostgresClaim(self._store, conn, WorkRun(int(row["run_id"]), plan), file, attempts)
-        claim.worker, claim._id = worker, int(row["id"])
-        return claim
+        run = WorkRun(int(row["run_id"]), plan)
+        return PostgresClaim(
+            self._store, conn, run, file, attempts=attempts, worker=worker, file_id=int(row["id"])
+        )
 
     def pending(self) -> int:
         return self._count(
