@@ -158,10 +158,10 @@ def prepare(conn: Any) -> dict[str, float]:
     for name in ("ext_terms_bm25", "ext_vectors_diskann"):
         size = conn.execute("SELECT pg_relation_size(%s)", (name,)).fetchone()[0]
         out[f"{name}_mb"] = round(size / 2**20, 1)
-    for name in ("postings_pkey", "postings_by_impact", "chunk_vectors_hnsw"):
+    for name in ("term_blocks", "term_blocks_by_term", "chunk_vectors_hnsw"):
         found = conn.execute("SELECT to_regclass(%s)", (name,)).fetchone()[0]
         if found is not None:
-            size = conn.execute("SELECT pg_relation_size(%s)", (name,)).fetchone()[0]
+            size = conn.execute("SELECT pg_total_relation_size(%s)", (name,)).fetchone()[0]
             out[f"{name}_mb"] = round(size / 2**20, 1)
     return out
 

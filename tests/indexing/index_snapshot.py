@@ -7,11 +7,13 @@ chunks' ids, which follow the order files were written in) replaced by what they
 - ``sources``: each file's key, hash, size, time, status, error, tags (readers, category,
   tags version), warnings, chunk count and the readers its statistics are counted under;
 - ``chunks``: each chunk of each file, by its file and position, with its text, headings,
-  offsets, locator, metadata, terms, sentence terms and vector keys;
+  offsets, locator, metadata, terms, sentence terms (and whether its one sentence row is the
+  chunk itself) and vector keys;
 - ``chunk_vectors`` and ``sentences``: each chunk's vector and each sentence's length and
   vector, exactly (the same text embedded by the same model gives the same floats);
-- ``postings`` and ``sentence_postings``: each chunk's (and sentence's) terms with their
-  counts and lengths, and that each names its chunk's file;
+- ``postings``: each chunk's terms with their counts and lengths, and that each names its
+  chunk's file, as the term blocks hold them (fresh or merged alike; postings of chunks
+  deleted since their block was merged are not part of any result, and are left out);
 - the BM25 statistics of the whole index and of each group set (rows with counts of 0 are
   what removed terms leave behind, not part of any score, and are left out);
 - the embedding cache: the same keys with the same vectors.
@@ -25,6 +27,8 @@ from typing import Any
 
 import psycopg
 
+from shirabe.stores.postgres import blocks
+
 _CHUNK = "s.path, c.position, c.is_summary, c.start_offset, c.end_offset"
 """A chunk by what it is: its file and its place in it."""
 
@@ -32,17 +36,13 @@ QUERIES: dict[str, str] = {
     "sources": "SELECT path, sha256, size, mtime, status, error, metadata::text, "
     "warnings::text, chunk_count, counted_as FROM sources",
     "chunks": f"SELECT {_CHUNK}, c.text, c.heading_path::text, c.locator::text, "
-    "c.metadata::text, c.tokens, c.sentence_tokens::text, c.vector_keys::text, c.length "
+    "c.metadata::text, c.tokens, c.sentence_tokens::text, c.own_sentence, c.vector_keys::text, "
+    "c.length "
     "FROM chunks c JOIN sources s ON s.id = c.source_id",
     "chunk_vectors": f"SELECT {_CHUNK}, v.embedding::text, v.source_id = c.source_id "
     "FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN sources s ON s.id = c.source_id",
     "sentences": f"SELECT {_CHUNK}, e.ord, e.length, e.embedding::text, e.source_id = c.source_id "
     "FROM sentences e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id",
-    "postings": f"SELECT {_CHUNK}, p.term, p.tf, p.length, p.source_id = c.source_id "
-    "FROM postings p JOIN chunks c ON c.id = p.chunk_id JOIN sources s ON s.id = c.source_id",
-    "sentence_postings": f"SELECT {_CHUNK}, p.ord, p.term, p.tf, p.length, "
-    "p.source_id = c.source_id FROM sentence_postings p JOIN chunks c ON c.id = p.chunk_id "
-    "JOIN sources s ON s.id = c.source_id",
     "term_stats": "SELECT level, term, df FROM term_stats WHERE df > 0",
     "level_stats": "SELECT level, rows, total_length FROM level_stats",
     "reader_term_stats": "SELECT level, term, readers, df FROM reader_term_stats WHERE df > 0",
@@ -53,12 +53,36 @@ QUERIES: dict[str, str] = {
 
 
 def snapshot(url: str) -> dict[str, list[tuple[Any, ...]]]:
-    """Every table of :data:`QUERIES` in the database at ``url``, its rows sorted."""
+    """Every table of :data:`QUERIES` in the database at ``url``, and the postings, their rows
+    sorted."""
     with psycopg.connect(url) as conn:
-        return {
+        tables = {
             name: sorted(conn.execute(query).fetchall(), key=repr)
             for name, query in QUERIES.items()
         }
+        tables["postings"] = sorted(postings(conn), key=repr)
+    return tables
+
+
+def postings(conn: Any) -> list[tuple[Any, ...]]:
+    """Each posting of the term blocks whose chunk exists: the chunk by what it is, the term,
+    its count and the chunk's length, and whether it names the chunk's file."""
+    chunks = {
+        row[0]: row[1:]
+        for row in conn.execute(
+            f"SELECT c.id, c.source_id, {_CHUNK} FROM chunks c JOIN sources s ON s.id = c.source_id"
+        )
+    }
+    out = []
+    for term, data in conn.execute("SELECT term, data FROM term_blocks"):
+        found = blocks.decode(data)
+        for chunk_id, source_id, tf, length in zip(
+            found.chunks, found.sources, found.tfs, found.lengths, strict=True
+        ):
+            if int(chunk_id) in chunks:
+                owner, *place = chunks[int(chunk_id)]
+                out.append((*place, term, int(tf), int(length), int(source_id) == owner))
+    return out
 
 
 def differences(
@@ -66,7 +90,7 @@ def differences(
 ) -> dict[str, str]:
     """Per table that differs: how many rows each has, and a first row only one has."""
     out: dict[str, str] = {}
-    for name in QUERIES:
+    for name in [*QUERIES, "postings"]:
         mine, theirs = set(one[name]), set(other[name])
         if mine != theirs:
             only = sorted(mine ^ theirs, key=repr)[0]

@@ -22,7 +22,7 @@ from shirabe.evaluation.metrics import report
 from shirabe.evaluation.run import run, run_settings
 from shirabe.records import Filters, ScoredId
 from shirabe.settings import Settings, StoreSettings
-from shirabe.stores.postgres import dense, lexical
+from shirabe.stores.postgres import blocks, dense, search
 from shirabe.stores.postgres.schema import MIGRATIONS, migrate, schema_version
 from shirabe.stores.postgres.store import PostgresStore, redacted
 
@@ -125,9 +125,10 @@ def test_long_posting_lists_are_read_by_each_terms_best_postings(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past EXACT_POSTINGS, chunk BM25 takes its candidates from each term's best postings
-    (the postings_by_impact index) and scores them exactly: with every posting among a term's
-    best, the ranking is the exact one; with few, the chunk a rare term names still leads and
-    every score returned is its exact score."""
+    (its first merged blocks, and its fresh ones) and scores them exactly: with every posting
+    among a term's best, the ranking is the exact one; with few, the chunk a rare term names
+    still leads and every score returned is its exact score."""
+    monkeypatch.setattr(blocks, "BLOCK", 4)
     store = PostgresStore(database_url, k1=K1, b=B)
     store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
     try:
@@ -149,27 +150,27 @@ def test_long_posting_lists_are_read_by_each_terms_best_postings(
             """Scores summed in another order differ in the last bits: ties by id."""
             return sorted((round(-s.score, 9), s.chunk_id) for s in found)
 
-        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        monkeypatch.setattr(search, "EXACT_POSTINGS", 10**9)
         exact = [store.search_lexical(q, 10) for q in queries]
-        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 0)
-        monkeypatch.setattr(lexical, "PER_TERM", 1000)  # every posting is among the best
+        monkeypatch.setattr(search, "EXACT_POSTINGS", 0)
+        monkeypatch.setattr(search, "PER_TERM", 1000)  # every posting is among the best
         assert [ranked(store.search_lexical(q, 10)) for q in queries] == [ranked(e) for e in exact]
-        monkeypatch.setattr(lexical, "PER_TERM", 5)
-        monkeypatch.setattr(lexical, "RESCORED", 10)
+        monkeypatch.setattr(search, "PER_TERM", 5)
+        monkeypatch.setattr(search, "RESCORED", 10)
         pruned = store.search_lexical(queries[2], 10)
         assert pruned[0] == exact[2][0]  # the chunk with 特別休暇
         assert "特別休暇" in store.get_chunks([pruned[0].chunk_id])[pruned[0].chunk_id].text
         scores = {s.chunk_id: s.score for s in store.search_lexical(queries[2], 300)}
-        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        monkeypatch.setattr(search, "EXACT_POSTINGS", 10**9)
         everything = {s.chunk_id: s.score for s in store.search_lexical(queries[2], 300)}
         assert len(pruned) == 10
         assert all(abs(everything[i] - s) < 1e-6 for i, s in scores.items())
         # under a filter, each term's best postings are read deeper (by the share it keeps)
         # and filtered after: the readable chunk with 特別休暇 still leads, none other is in
         only = Filters(path_glob="3.md")
-        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 10**9)
+        monkeypatch.setattr(search, "EXACT_POSTINGS", 10**9)
         exact_only = store.search_lexical(queries[2], 50, only)
-        monkeypatch.setattr(lexical, "EXACT_POSTINGS", 0)
+        monkeypatch.setattr(search, "EXACT_POSTINGS", 0)
         filtered = store.search_lexical(queries[2], 10, only)
         chunks = store.get_chunks([s.chunk_id for s in filtered])
         assert {c.source for c in chunks.values()} == {"/d/3.md"}

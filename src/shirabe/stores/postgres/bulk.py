@@ -1,7 +1,7 @@
 """Bulk loads into an empty index: the search indexes are dropped before the load and built
 once after it, which PostgreSQL does far faster than keeping them up to date row by row (an
-HNSW graph built in memory, B-trees from sorted input), and the term statistics are counted
-once at the end instead of being updated by every file.
+HNSW graph built in memory, B-trees from sorted input), and the term statistics and the BM25
+posting blocks are made once at the end (``compaction.py``) instead of by every file.
 
 A marker in ``shirabe_meta`` says a load is under way. If the process stops during the load,
 the next :meth:`PostgresStore.bind` finds the marker, counts the statistics and builds whatever
@@ -14,44 +14,23 @@ import logging
 import time
 from typing import Any
 
-from shirabe.stores.postgres import dense, lexical
+from shirabe.stores.postgres import compaction, dense, lexical
 
 log = logging.getLogger(__name__)
-
-POSTINGS_BY_IMPACT = """
-    CREATE INDEX IF NOT EXISTS postings_by_impact ON postings
-        (term, ((tf::real / (tf + 1.2 * (0.25 + 0.75 * length / 200.0))::real)) DESC)
-        INCLUDE (chunk_id, tf, length, source_id)
-"""
-"""Each term's postings by their BM25 term-frequency part, best first (migration 5; the
-expression is :func:`shirabe.stores.postgres.lexical.impact_sql`'s)."""
 
 
 def deferred_indexes(dim: int) -> dict[str, tuple[str, str]]:
     """The indexes a bulk load builds at its end, by name, with the statements that create and
     drop each: all but the keys that writes check (chunk ids, which the vector and sentence
-    rows reference). The postings' primary keys are the largest: built from sorted input
-    they take a fraction of the time of keeping them up to date file by file."""
+    rows reference)."""
     plain = {
         "chunks_by_source": "chunks (source_id)",
         "chunk_vectors_by_source": "chunk_vectors (source_id)",
-        "postings_by_chunk": "postings (chunk_id)",
-        "sentence_postings_by_chunk": "sentence_postings (chunk_id)",
     }
     out = {
         name: (f"CREATE INDEX IF NOT EXISTS {name} ON {on}", f"DROP INDEX IF EXISTS {name}")
         for name, on in plain.items()
     }
-    for table, key in (
-        ("postings", "term, chunk_id"),
-        ("sentence_postings", "term, chunk_id, ord"),
-    ):
-        out[f"{table}_pkey"] = (
-            f"ALTER TABLE {table} ADD CONSTRAINT {table}_pkey PRIMARY KEY ({key}) "
-            "INCLUDE (tf, length, source_id)",
-            f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_pkey",
-        )
-    out["postings_by_impact"] = (POSTINGS_BY_IMPACT, "DROP INDEX IF EXISTS postings_by_impact")
     out["chunk_vectors_hnsw"] = (
         dense.hnsw_index_sql(dim),
         "DROP INDEX IF EXISTS chunk_vectors_hnsw",
@@ -84,8 +63,9 @@ def under_way(conn: Any) -> bool:
 
 
 def finish(conn: Any, dim: int, *, memory: str) -> None:
-    """End a bulk load (or repair one that stopped): count the statistics if the marker is
-    there, then build the missing indexes and remove the marker."""
+    """End a bulk load (or repair one that stopped): count the statistics and build the
+    posting blocks if the marker is there (or a migration asked for the blocks), then build the
+    missing indexes and remove the marker."""
     with conn.transaction():
         marked = conn.execute(
             "SELECT 1 FROM shirabe_meta WHERE key = %s FOR UPDATE", (MARKER,)
@@ -94,6 +74,8 @@ def finish(conn: Any, dim: int, *, memory: str) -> None:
             started = time.perf_counter()
             lexical.recount_stats(conn)
             log.info("counted term statistics in %.1f s", time.perf_counter() - started)
+        if marked or compaction.asked(conn):
+            compaction.rebuild(conn)
     build_indexes(conn, dim, memory=memory)
     conn.execute("DELETE FROM shirabe_meta WHERE key = %s", (MARKER,))
 

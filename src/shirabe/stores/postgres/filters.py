@@ -36,13 +36,19 @@ def readable_files(conn: Any, filters: Filters) -> tuple[list[int], int]:
     return list(row["ids"]), int(row["n"])
 
 
-def filter_sql(conn: Any, filters: Filters | None, alias: str) -> tuple[str, list[Any], int | None]:
+def filter_sql(
+    conn: Any,
+    filters: Filters | None,
+    alias: str,
+    *,
+    readable: tuple[list[int], int] | None = None,
+) -> tuple[str, list[Any], int | None]:
     """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns) keeping the
     chunks ``filters`` allow, its parameters, and how many chunks that leaves at most (None: no
-    filter)."""
+    filter); ``readable`` is what :func:`readable_files` gave for them, if it was asked."""
     if not filters:
         return "", [], None
-    ids, chunks = readable_files(conn, filters)
+    ids, chunks = readable if readable is not None else readable_files(conn, filters)
     # a hashed set: a long list of files costs one lookup per row, not one per file
     sql = f"{alias}.source_id IN (SELECT unnest(%s::bigint[]))"
     params: list[Any] = [ids]

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from shirabe.stores.postgres import terms
 from shirabe.stores.protocol import Level
 
 MIGRATION = """
@@ -38,12 +39,9 @@ CREATE TABLE reader_level_stats (
 _GROUPS = "coalesce(s.metadata ->> 'groups', '[]')"
 
 
-_LEVELS: tuple[tuple[Level, str, str], ...] = (
-    ("chunk", "postings", "chunks"),
-    ("sentence", "sentence_postings", "sentences"),
-)
+_LEVELS: tuple[tuple[Level, str], ...] = (("chunk", "chunks"), ("sentence", "sentences"))
 
-RECOUNT = f"""
+MIGRATION_RECOUNT = f"""
 UPDATE sources s SET counted_as = {_GROUPS};
 DELETE FROM reader_term_stats;
 DELETE FROM reader_level_stats;
@@ -56,10 +54,30 @@ INSERT INTO reader_level_stats (level, readers, rows, total_length)
 SELECT '{level}', s.counted_as, count(*), coalesce(sum(r.length), 0) FROM {rows} r
 JOIN sources s ON s.id = r.source_id GROUP BY s.counted_as;
 """
-    for level, postings, rows in _LEVELS
+    for level, postings, rows in (
+        ("chunk", "postings", "chunks"),
+        ("sentence", "sentence_postings", "sentences"),
+    )
 )
-"""Every file's counts under its groups, afresh: run by the migration (existing files), at
-the end of a bulk load and after retokenizing."""
+"""Migration 7's count, from the postings tables of that time (migration 11 replaced them)."""
+
+RECOUNT = f"""
+UPDATE sources s SET counted_as = {_GROUPS};
+DELETE FROM reader_term_stats;
+DELETE FROM reader_level_stats;
+""" + "".join(
+    f"""
+INSERT INTO reader_term_stats (level, term, readers, df)
+SELECT '{level}', p.term, s.counted_as, count(*) FROM {terms.level_terms(level, "true")} p
+JOIN sources s ON s.id = p.source_id GROUP BY p.term, s.counted_as;
+INSERT INTO reader_level_stats (level, readers, rows, total_length)
+SELECT '{level}', s.counted_as, count(*), coalesce(sum(r.length), 0) FROM {rows} r
+JOIN sources s ON s.id = r.source_id GROUP BY s.counted_as;
+"""
+    for level, rows in _LEVELS
+)
+"""Every file's counts under its groups, afresh: at the end of a bulk load and after
+retokenizing."""
 
 
 def count(conn: Any, source_id: int, sign: int) -> None:
@@ -70,11 +88,11 @@ def count(conn: Any, source_id: int, sign: int) -> None:
     if row is None or row["counted_as"] is None:
         return
     readers = row["counted_as"]
-    for level, postings, rows in _LEVELS:
+    for level, rows in _LEVELS:
         conn.execute(
             "INSERT INTO reader_term_stats (level, term, readers, df) "
-            f"SELECT %s, p.term, %s, %s * count(*) FROM {postings} p "
-            "WHERE p.chunk_id IN (SELECT id FROM chunks WHERE source_id = %s) GROUP BY p.term "
+            f"SELECT %s, p.term, %s, %s * count(*) FROM "
+            f"{terms.level_terms(level, 'c.source_id = %s')} p GROUP BY p.term "
             "ON CONFLICT (level, term, readers) DO UPDATE SET df = reader_term_stats.df + "
             "excluded.df",
             (level, readers, sign, source_id),

@@ -12,7 +12,7 @@ from shirabe.stores.protocol import IndexedChunk
 
 CHUNK_COLUMNS = (
     "id, source_id, position, text, heading_path, start_offset, end_offset, locator, "
-    "is_summary, metadata, tokens, sentence_tokens, vector_keys, length"
+    "is_summary, metadata, tokens, sentence_tokens, vector_keys, length, own_sentence"
 )
 
 
@@ -49,8 +49,11 @@ def chunk_from_row(row: Mapping[str, Any]) -> Chunk:
     )
 
 
-def chunk_row(chunk_id: int, source_id: int, ic: IndexedChunk) -> tuple[Any, ...]:
-    """The values of a ``chunks`` row, in the order of :data:`CHUNK_COLUMNS`."""
+def chunk_row(
+    chunk_id: int, source_id: int, ic: IndexedChunk, *, own_sentence: bool
+) -> tuple[Any, ...]:
+    """The values of a ``chunks`` row, in the order of :data:`CHUNK_COLUMNS`; ``own_sentence``
+    when its sentence rows are the chunk itself (see :func:`sentence_rows`)."""
     c = ic.chunk
     return (
         chunk_id,
@@ -67,6 +70,7 @@ def chunk_row(chunk_id: int, source_id: int, ic: IndexedChunk) -> tuple[Any, ...
         json.dumps([" ".join(s) for s in ic.sentence_tokens], ensure_ascii=False),
         json.dumps(list(ic.vector_keys)),
         len(ic.tokens),
+        own_sentence,
     )
 
 

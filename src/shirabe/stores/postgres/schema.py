@@ -9,8 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from shirabe.errors import ShirabeError
-from shirabe.stores.postgres import readers
-from shirabe.stores.postgres.bulk import POSTINGS_BY_IMPACT
+from shirabe.stores.postgres import compaction, readers
 
 log = logging.getLogger(__name__)
 
@@ -180,12 +179,16 @@ MIGRATIONS: tuple[str, ...] = (
     );
     """,
     # 5: each term's postings by their BM25 term-frequency part, best first, so that a search
-    # reads a term's best postings only (lexical.impact_sql: the same expression)
-    POSTINGS_BY_IMPACT,
+    # read a term's best postings only (replaced by merged blocks in 11)
+    """
+    CREATE INDEX IF NOT EXISTS postings_by_impact ON postings
+        (term, ((tf::real / (tf + 1.2 * (0.25 + 0.75 * length / 200.0))::real)) DESC)
+        INCLUDE (chunk_id, tf, length, source_id)
+    """,
     # 6: a token may expire
     "ALTER TABLE tokens ADD COLUMN expires_at text;",
     # 7: the statistics of each group set, so a reader's scores are those of their files
-    readers.MIGRATION + readers.RECOUNT,
+    readers.MIGRATION + readers.MIGRATION_RECOUNT,
     # 8: chats pinned and titled by their owner; a turn's answers kept as versions (再生成),
     # feedback given on one of them
     """
@@ -276,6 +279,21 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX queue_claims_by_file ON queue_claims (file_id);
     """,
+    # 11: BM25 postings in blocks per term (blocks.py) in place of a row per posting; sentence
+    # rows scored from the chunks' stored terms; the blocks are built from the chunks' terms at
+    # the next start (compaction.py)
+    """
+    ALTER TABLE chunks ADD COLUMN own_sentence boolean NOT NULL DEFAULT false;
+    UPDATE chunks c SET own_sentence = NOT (jsonb_array_length(c.sentence_tokens) > 0
+        AND jsonb_array_length(c.sentence_tokens)
+            = (SELECT count(*) FROM sentences s WHERE s.chunk_id = c.id));
+    DROP TABLE postings;
+    DROP TABLE sentence_postings;
+    """
+    + compaction.TABLE.format(name="term_blocks")
+    + ";\n"
+    + ";\n".join(i.format(name="term_blocks") for i in compaction.INDEXES)
+    + f";\nINSERT INTO shirabe_meta VALUES ('{compaction.REBUILD}', 'rebuild');\n",
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

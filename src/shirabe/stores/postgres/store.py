@@ -4,8 +4,9 @@ Everything lives in the database and is searched there:
 
 - sources, chunks and the embedding cache, as in the embedded store (this module; a file's
   rows are written by ``writes.py``);
-- BM25 over the same Japanese terms, scored in SQL from postings tables and per-level
-  statistics kept in the same transactions (``lexical.py``);
+- BM25 over the same Japanese terms: each term's chunk postings packed in blocks, and per-level
+  statistics kept in the same transactions (``lexical.py``, ``blocks.py``, ``compaction.py``),
+  searched by ``search.py``;
 - dense vectors in pgvector with HNSW cosine indexes, searched exactly instead when a filter
   leaves few enough chunks (``dense.py``);
 - filters (folders, categories, names, access groups) applied in SQL before ranking
@@ -30,7 +31,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row
-from shirabe.stores.postgres import bulk, dense, lexical, readers, writes
+from shirabe.stores.postgres import bulk, compaction, dense, lexical, search, writes
 from shirabe.stores.postgres.connections import (
     WriteClock,
     advisory_lock,
@@ -253,7 +254,8 @@ class PostgresStore:
                     tokens, sentences = terms(chunks[cid])
                     lexical.retokenize_chunk(conn, cid, tokens, sentences)
         with self._write() as conn:
-            conn.execute(readers.RECOUNT)
+            lexical.recount_stats(conn)
+            compaction.rebuild(conn)
 
     # sources
 
@@ -340,20 +342,27 @@ class PostgresStore:
     # indexes
 
     def refresh(self, *, wait: bool = True) -> None:
-        """Nothing to do: every committed file is searchable at once."""
+        """Every committed file is searchable at once; the posting blocks are compacted once
+        enough changed since they last were (``compaction.py``)."""
+        with self._conn() as conn:
+            if not compaction.due(conn):
+                return
+        with self._write() as conn:
+            if compaction.due(conn):  # another writer may have compacted meanwhile
+                compaction.rebuild(conn)
 
     def optimize(self) -> None:
         with self._write() as conn:
             conn.execute("DELETE FROM term_stats WHERE df <= 0")
             conn.execute("DELETE FROM reader_term_stats WHERE df <= 0")
             conn.execute("DELETE FROM reader_level_stats WHERE rows <= 0")
+            compaction.rebuild(conn)
         with self._conn() as conn:
             for table in (
                 "sources",
                 "chunks",
                 "sentences",
-                "postings",
-                "sentence_postings",
+                "term_blocks",
                 "term_stats",
                 "reader_term_stats",
             ):
@@ -374,7 +383,7 @@ class PostgresStore:
         if not weights or k <= 0 or (within is not None and not within):
             return []
         with self._search() as conn:
-            return lexical.search(
+            return search.search(
                 conn, weights, k, filters, level=level, within=within, k1=self.k1, b=self.b
             )
 

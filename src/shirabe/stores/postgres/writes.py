@@ -44,22 +44,24 @@ def upsert_source(
 
 
 def drop_chunks(conn: Any, source_id: int) -> None:
-    """Delete a file's chunks (postings and sentences go with them) and their statistics."""
+    """Delete a file's chunks (their sentences and postings go with them) and their
+    statistics."""
     readers.count(conn, source_id, -1)
     old = conn.execute(
-        "SELECT id, length FROM chunks WHERE source_id = %s", (source_id,)
-    ).fetchall()
+        "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM chunks WHERE source_id = %s",
+        (source_id,),
+    ).fetchone()
     old_sentences = conn.execute(
         "SELECT count(*) AS n, coalesce(sum(length), 0) AS total FROM sentences "
         "WHERE source_id = %s",
         (source_id,),
     ).fetchone()
-    lexical.drop_postings(conn, [int(r["id"]) for r in old])
+    lexical.drop_postings(conn, source_id)
     conn.execute("DELETE FROM chunks WHERE source_id = %s", (source_id,))
     conn.execute("UPDATE sources SET chunk_count = 0 WHERE id = %s", (source_id,))
     lexical.adjust_stats(
         conn,
-        chunk=(-len(old), -sum(int(r["length"]) for r in old)),
+        chunk=(-int(old["n"]), -int(old["total"])),
         sentence=(-int(old_sentences["n"]), -int(old_sentences["total"])),
     )
 
@@ -88,14 +90,15 @@ def replace_source(
     chunk_vectors: list[tuple[int, int, Vector]] = []
     with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
         for cid, ic in zip(ids, chunks, strict=True):
-            copy.write_row(chunk_row(cid, source_id, ic))
             found = [vectors.get(k) for k in ic.vector_keys]
+            terms, row_vectors = sentence_rows(ic, found)
+            own_sentence = [list(t) for t in terms] != [list(t) for t in ic.sentence_tokens]
+            copy.write_row(chunk_row(cid, source_id, ic, own_sentence=own_sentence))
             own = found[0] if found else None
             if own is None:
                 log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
             else:
                 chunk_vectors.append((cid, source_id, own))
-            terms, row_vectors = sentence_rows(ic, found)
             for ord_, (sentence, vec) in enumerate(zip(terms, row_vectors, strict=True)):
                 if vec is not None:
                     sentences.append((cid, source_id, ord_, len(sentence), vec))
@@ -112,7 +115,7 @@ def replace_source(
         sentences,
         ("int8", "int8", "int4", "int4", "vector"),
     )
-    frequencies = lexical.copy_postings(conn, source_id, docs, count=not bulk)
+    frequencies = lexical.write_postings(conn, source_id, docs, count=not bulk)
     rows: dict[Level, tuple[int, int]] = {
         "chunk": (len(docs), sum(len(d[1]) for d in docs)),
         "sentence": (len(sentences), sum(r[3] for r in sentences)),

@@ -1,0 +1,127 @@
+"""Compaction: every term's merged blocks rebuilt from the chunks' stored terms.
+
+Writes add fresh blocks (a file's postings of a term) and leave the postings of deleted chunks
+in the merged blocks. A compaction reads every chunk's terms (PostgreSQL groups them by term),
+cuts each term's postings into merged blocks, best impact first, and puts the new table in the
+old one's place in one short step; searches read the old blocks until then. It runs at the end
+of a bulk load, when a schema migration asks for it, from ``optimize``, and after an ingest
+once the postings changed since the last one pass :data:`SHARE` of those it merged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+
+from shirabe.stores.postgres import blocks
+from shirabe.stores.postgres.lexical import CHANGED
+
+log = logging.getLogger(__name__)
+
+SHARE = 0.1
+"""Postings written or dropped since the last compaction, as a share of those it merged, past
+which the next refresh compacts."""
+AT_LEAST = 20_000
+"""…and at least this many (a small index is cheap to search unmerged)."""
+MERGED = "postings_merged"
+"""``shirabe_meta``: how many postings the last compaction merged."""
+REBUILD = "term_blocks"
+"""``shirabe_meta``: present (``rebuild``) when the blocks must be built before searching."""
+
+TABLE = """
+    CREATE TABLE {name} (
+        term text NOT NULL,
+        rank integer NOT NULL,
+        source_id bigint,
+        data bytea NOT NULL
+    )
+"""
+INDEXES = (
+    "CREATE INDEX {name}_by_term ON {name} (term, rank)",
+    "CREATE INDEX {name}_fresh ON {name} (source_id) WHERE rank < 0",
+)
+"""Each term's blocks in order (fresh ones first); a file's fresh blocks, to delete them."""
+
+_PACKED = np.dtype([("chunk", ">i8"), ("source", ">i8"), ("tf", ">i4"), ("length", ">i4")])
+_POSTINGS = """
+    SELECT t.term, string_agg(int8send(t.chunk_id) || int8send(t.source_id) || int4send(t.tf)
+        || int4send(t.length), ''::bytea) AS packed
+    FROM (SELECT c.id AS chunk_id, c.source_id, c.length, u.term, count(*)::integer AS tf
+          FROM chunks c CROSS JOIN LATERAL unnest(string_to_array(c.tokens, ' ')) AS u(term)
+          GROUP BY c.id, u.term) t
+    GROUP BY t.term
+"""
+"""Each term's postings, packed by the server (a row per term)."""
+
+
+def rebuild(conn: Any) -> int:
+    """Every term's merged blocks from the chunks' terms, in place of all blocks (in the
+    caller's transaction, under the writer lock); the postings merged."""
+    started = time.perf_counter()
+    conn.execute("DROP TABLE IF EXISTS term_blocks_next")
+    conn.execute(TABLE.format(name="term_blocks_next"))
+    merged = 0
+    pending: list[tuple[str, int, None, bytes]] = []
+    with conn.cursor(name="shirabe_compaction") as terms:
+        terms.itersize = 2000
+        terms.execute(_POSTINGS)
+        for row in terms:
+            term, raw = row["term"], np.frombuffer(row["packed"], dtype=_PACKED)
+            found = blocks.postings(raw["chunk"], raw["source"], raw["tf"], raw["length"])
+            merged += len(found)
+            pending.extend(
+                (term, rank, None, blocks.encode(block))
+                for rank, block in enumerate(blocks.merged(found))
+            )
+            if len(pending) >= _BATCH:  # between two fetches of the cursor
+                _copy(conn, pending)
+                pending = []
+    _copy(conn, pending)
+    for statement in INDEXES:
+        conn.execute(statement.format(name="term_blocks_next"))
+    conn.execute("DROP TABLE IF EXISTS term_blocks")
+    conn.execute("ALTER TABLE term_blocks_next RENAME TO term_blocks")
+    for suffix in ("by_term", "fresh"):
+        conn.execute(f"ALTER INDEX term_blocks_next_{suffix} RENAME TO term_blocks_{suffix}")
+    conn.execute("DELETE FROM shirabe_meta WHERE key = ANY(%s)", ([CHANGED, REBUILD, MERGED],))
+    conn.execute("INSERT INTO shirabe_meta VALUES (%s, %s)", (MERGED, str(merged)))
+    log.info("merged %d postings in %.1f s", merged, time.perf_counter() - started)
+    return merged
+
+
+_BATCH = 20_000
+"""Blocks written at once."""
+
+
+def _copy(conn: Any, rows: list[tuple[str, int, None, bytes]]) -> None:
+    if not rows:
+        return
+    with conn.cursor().copy(
+        "COPY term_blocks_next (term, rank, source_id, data) FROM STDIN (FORMAT BINARY)"
+    ) as copy:
+        copy.set_types(["text", "int4", "int8", "bytea"])
+        for row in rows:
+            copy.write_row(row)
+
+
+def asked(conn: Any) -> bool:
+    """Whether a migration asked for the blocks to be built."""
+    row = conn.execute("SELECT 1 FROM shirabe_meta WHERE key = %s", (REBUILD,)).fetchone()
+    return row is not None
+
+
+def due(conn: Any) -> bool:
+    """Whether the blocks must be rebuilt (a migration asked), or enough postings changed."""
+    found = {
+        r["key"]: r["value"]
+        for r in conn.execute(
+            "SELECT key, value FROM shirabe_meta WHERE key = ANY(%s)", ([CHANGED, MERGED, REBUILD],)
+        )
+    }
+    if REBUILD in found:
+        return True
+    changed = int(found.get(CHANGED, 0))
+    return changed >= max(AT_LEAST, SHARE * int(found.get(MERGED, 0)))

@@ -1,0 +1,225 @@
+"""BM25 search in the server store: chunks ranked from their terms' posting blocks, and chunks
+given (a pool, or the best candidates of long posting lists) scored from their stored terms.
+
+- Chunk level, short posting lists: every block of the query's terms is read and scored here;
+  the best chunks are then checked against the chunks table (a chunk deleted since its block
+  was merged is skipped) and the filter.
+- Chunk level, long posting lists (more than :data:`EXACT_POSTINGS` together): each term's best
+  postings (its first merged blocks, and its fresh ones) give the candidates, whose exact
+  scores come from their stored terms.
+- Sentence level, and any search within given chunks: the chunks' sentence rows (or the chunks)
+  are scored from their stored terms, in SQL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shirabe.records import Filters, ScoredId
+from shirabe.stores.bm25 import idf
+from shirabe.stores.postgres import blocks, readers
+from shirabe.stores.postgres.filters import filter_sql, readable_files
+from shirabe.stores.postgres.lexical import index_statistics
+from shirabe.stores.postgres.terms import SENTENCE_ROWS
+from shirabe.stores.protocol import Level
+
+PER_TERM = 1000
+"""Postings read per term (at least), best impact first, when a search reads only each term's
+best."""
+RESCORED = 300
+"""Candidates (at least; three times the k asked for) scored with exact BM25 after that."""
+EXACT_POSTINGS = 20_000
+"""Up to this many postings for the query's terms together, every posting is read (exact)."""
+CHECKED = 50
+"""Chunks checked against the chunks table and the filter beyond the k asked for, each round."""
+
+Bm25 = tuple[float, float, float]
+"""k1 + 1, k1·(1 − b) and k1·b / average length: a posting scores
+w·tf·(k1+1) / (tf + k1·(1 − b) + k1·b/avgdl · dl)."""
+
+
+class _Query:
+    """A query's terms with their weights × idf, its BM25 constants and its filter."""
+
+    def __init__(
+        self,
+        terms: list[str],
+        weights: NDArray[np.float64],
+        bm25: Bm25,
+        filters: Filters | None,
+        readable: tuple[list[int], int] | None,
+        n: int,
+    ) -> None:
+        self.terms, self.weights, self.bm25, self.filters = terms, weights, bm25, filters
+        self.readable = readable
+        self.files = None if readable is None else np.asarray(sorted(readable[0]), np.int64)
+        self.share = 1.0 if readable is None else max(readable[1], 1) / n
+
+    def scores(self, term: str, p: blocks.Postings) -> NDArray[np.float64]:
+        a, b, c = self.bm25
+        w = self.weights[self.terms.index(term)]
+        tf = p.tfs.astype(np.float64)
+        return np.asarray(w * tf * a / (tf + b + c * p.lengths), dtype=np.float64)
+
+    def readable_postings(self, p: blocks.Postings) -> blocks.Postings:
+        return p if self.files is None else p.take(np.isin(p.sources, self.files))
+
+    def condition(self, conn: Any, alias: str) -> tuple[str, list[Any]]:
+        where, params, _n = filter_sql(conn, self.filters, alias, readable=self.readable)
+        return (f" AND {where}" if where else ""), params
+
+
+def search(
+    conn: Any,
+    weights: Mapping[str, float],
+    k: int,
+    filters: Filters | None,
+    *,
+    level: Level,
+    within: Sequence[int] | None,
+    k1: float,
+    b: float,
+) -> list[ScoredId]:
+    """The top ``k`` chunks by BM25 for weighted query terms; zero scores are dropped."""
+    if filters is not None and filters.groups is not None:  # a reader's, not the index's
+        n, total, frequencies = readers.statistics(conn, level, list(weights), filters.groups)
+    else:
+        n, total, frequencies = index_statistics(conn, level, list(weights))
+    if n == 0 or not frequencies:
+        return []
+    terms = list(frequencies)
+    # the query side of BM25, once per term: weight × Lucene's idf
+    term_idf = idf(np.asarray([frequencies[t] for t in terms]), n) * np.asarray(
+        [weights[t] for t in terms]
+    )
+    bm25 = (k1 + 1, k1 * (1 - b), k1 * b / max(total / n, 1e-9))
+    readable = readable_files(conn, filters) if filters else None
+    query = _Query(terms, term_idf, bm25, filters, readable, n)
+    m = max(RESCORED, 3 * k)
+    if level == "sentence" or within is not None:
+        if within is None:  # the chunks holding a query term give the sentences to score
+            within = _pool(conn, query, m, exact=sum(frequencies.values()) <= EXACT_POSTINGS)
+        return _stored(conn, query, within, level, k)
+    if sum(frequencies.values()) > EXACT_POSTINGS:
+        # long posting lists: each term's best postings give the candidates (under a filter,
+        # the best it allows), and the candidates get their exact score from their terms
+        return _stored(conn, query, _candidates(conn, query, m), level, k)
+    return _exact(conn, query, k)
+
+
+def _read(conn: Any, query: _Query, *, best: int | None) -> list[tuple[str, blocks.Postings]]:
+    """The query's terms' postings that the filter allows: every block, or with ``best`` each
+    term's first ``best`` merged blocks and its fresh ones."""
+    if best is None:
+        rows = conn.execute(
+            "SELECT term, data FROM term_blocks WHERE term = ANY(%s)", (query.terms,)
+        ).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT q.term, b.data FROM unnest(%s::text[]) AS q(term) CROSS JOIN LATERAL "
+            "(SELECT data FROM term_blocks b WHERE b.term = q.term AND b.rank >= 0 "
+            "ORDER BY b.rank LIMIT %s) b "
+            "UNION ALL SELECT term, data FROM term_blocks WHERE term = ANY(%s) AND rank < 0",
+            (query.terms, best, query.terms),
+        ).fetchall()
+    return [(r["term"], query.readable_postings(blocks.decode(r["data"]))) for r in rows]
+
+
+def _ranked(query: _Query, found: list[tuple[str, blocks.Postings]]) -> tuple[Any, Any]:
+    """Chunk ids and their summed scores, best first (ties by id)."""
+    if not found:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    ids = np.concatenate([p.chunks for _t, p in found])
+    scores = np.concatenate([query.scores(t, p) for t, p in found])
+    unique, inverse = np.unique(ids, return_inverse=True)
+    summed = np.bincount(inverse, weights=scores, minlength=len(unique))
+    order = np.lexsort((unique, -summed))
+    return unique[order], summed[order]
+
+
+def _exact(conn: Any, query: _Query, k: int) -> list[ScoredId]:
+    """Every posting of the query's terms scored; the best chunks that still exist and that the
+    filter allows."""
+    ids, scores = _ranked(query, _read(conn, query, best=None))
+    keep = scores > 0
+    ids, scores = ids[keep], scores[keep]
+    out: list[ScoredId] = []
+    start = 0
+    while len(out) < k and start < len(ids):
+        batch = [int(i) for i in ids[start : start + k - len(out) + CHECKED]]
+        where, params = query.condition(conn, "p")
+        present = {
+            int(r["chunk_id"])
+            for r in conn.execute(
+                "SELECT p.chunk_id FROM (SELECT id AS chunk_id, source_id FROM chunks "
+                f"WHERE id = ANY(%s)) p WHERE true{where}",
+                [batch, *params],
+            )
+        }
+        for i, chunk_id in enumerate(batch, start):
+            if chunk_id in present and len(out) < k:
+                out.append(ScoredId(chunk_id, float(scores[i])))
+        start += len(batch)
+    return out
+
+
+def _candidates(conn: Any, query: _Query, m: int) -> list[int]:
+    """The ``m`` chunks scoring best over each term's best postings that the filter allows (read
+    as many more as the filter leaves fewer: ``PER_TERM`` / share): a chunk found for a rare
+    term, or near the top of a common one, is there; its exact score comes after."""
+    per_term = math.ceil(PER_TERM / min(max(query.share, 1e-9), 1.0))
+    ids, _scores = _ranked(query, _read(conn, query, best=math.ceil(per_term / blocks.BLOCK)))
+    return [int(i) for i in ids[:m]]
+
+
+def _pool(conn: Any, query: _Query, m: int, *, exact: bool) -> list[int]:
+    """Chunks holding a query term, to score by their sentences: all of them (``exact``), else
+    the ``m`` best candidates."""
+    if not exact:
+        return _candidates(conn, query, m)
+    ids, _scores = _ranked(query, _read(conn, query, best=None))
+    return [int(i) for i in ids]
+
+
+def _stored(conn: Any, query: _Query, ids: Sequence[int], level: Level, k: int) -> list[ScoredId]:
+    """Chunks ``ids`` (those that exist and the filter allows) scored from their stored terms:
+    as wholes, or by their best sentence row."""
+    if not ids:
+        return []
+    where, params = query.condition(conn, "p")
+    a, b, c = query.bm25
+    if level == "chunk":
+        rows = "SELECT c.id AS chunk_id, c.source_id, 1 AS ord, c.tokens AS text FROM chunks c"
+    else:
+        rows = f"SELECT c.id AS chunk_id, c.source_id, e.ord, e.text FROM chunks c {SENTENCE_ROWS}"
+    sql = f"""
+        SELECT chunk_id, max(score) AS score FROM (
+            SELECT p.chunk_id, sum(q.w * t.tf * %s / (t.tf + %s + %s * cardinality(p.words)))
+                AS score
+            FROM (SELECT r.chunk_id, r.source_id, r.ord, string_to_array(r.text, ' ') AS words
+                  FROM ({rows} WHERE c.id IN (SELECT unnest(%s::bigint[]))) r) p
+            CROSS JOIN LATERAL (SELECT w AS term, count(*) AS tf FROM unnest(p.words) w
+                                WHERE w = ANY(%s) GROUP BY w) t
+            JOIN unnest(%s::text[], %s::float8[]) AS q(term, w) ON q.term = t.term
+            WHERE true{where}
+            GROUP BY p.chunk_id, p.ord) s
+        GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %s
+    """
+    args = [
+        a,
+        b,
+        c,
+        sorted({int(i) for i in ids}),
+        query.terms,
+        query.terms,
+        [float(x) for x in query.weights],
+        *params,
+        k,
+    ]
+    found = conn.execute(sql, args).fetchall()
+    return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]
