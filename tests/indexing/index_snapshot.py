@@ -14,6 +14,7 @@ chunks' ids, which follow the order files were written in) replaced by what they
 - ``postings``: each chunk's terms with their counts and lengths, and that each names its
   chunk's file, as the term blocks hold them (fresh or merged alike; postings of chunks
   deleted since their block was merged are not part of any result, and are left out);
+- ``chunk_terms``: each chunk's terms by row (chunk and sentence rows), byte for byte;
 - the BM25 statistics of the whole index and of each group set (rows with counts of 0 are
   what removed terms leave behind, not part of any score, and are left out);
 - the embedding cache: the same keys with the same vectors.
@@ -43,6 +44,8 @@ QUERIES: dict[str, str] = {
     "FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN sources s ON s.id = c.source_id",
     "sentences": f"SELECT {_CHUNK}, e.ord, e.length, e.embedding::text, e.source_id = c.source_id "
     "FROM sentences e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id",
+    "chunk_terms": f"SELECT {_CHUNK}, md5(f.entries), md5(f.lengths), f.source_id = c.source_id "
+    "FROM chunk_terms f JOIN chunks c ON c.id = f.chunk_id JOIN sources s ON s.id = c.source_id",
     "term_stats": "SELECT level, term, df FROM term_stats WHERE df > 0",
     "level_stats": "SELECT level, rows, total_length FROM level_stats",
     "reader_term_stats": "SELECT level, term, readers, df FROM reader_term_stats WHERE df > 0",

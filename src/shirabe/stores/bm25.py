@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
+
+
+def term_hash(token: str) -> int:
+    """A stable 64-bit hash of a term (Python's ``hash`` changes between processes)."""
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 def idf(df: int | NDArray[np.int64], n_docs: int) -> FloatArray:

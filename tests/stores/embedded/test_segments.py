@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shirabe.stores.embedded.postings import term_hash
+from shirabe.stores.bm25 import term_hash
 from shirabe.stores.embedded.segments import build_segment, merge_segments
 
 from tests.stores.embedded.test_index import DIM, DOCS

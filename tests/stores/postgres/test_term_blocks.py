@@ -128,11 +128,14 @@ INSERT INTO sentence_postings SELECT t.term, c.id, c.source_id, e.ord - 1, count
     CROSS JOIN LATERAL unnest(string_to_array(e.text, ' ')) t(term)
     GROUP BY t.term, c.id, e.ord, e.text;
 DROP TABLE term_blocks;
+DROP TABLE chunk_terms;
 ALTER TABLE chunks DROP COLUMN own_sentence;
 DELETE FROM shirabe_meta WHERE key LIKE 'postings_%';
 DELETE FROM shirabe_schema WHERE version = 11;
 """
 """An index as schema 10 kept it: a row per posting of each chunk and of each sentence row."""
+
+SNAPSHOT = "SELECT chunk_id, md5(entries), md5(lengths) FROM chunk_terms ORDER BY chunk_id"
 
 
 def test_an_index_of_posting_rows_migrates_to_term_blocks(database_url: str) -> None:
@@ -143,6 +146,7 @@ def test_an_index_of_posting_rows_migrates_to_term_blocks(database_url: str) -> 
     finally:
         store.close()
     with psycopg.connect(database_url, autocommit=True) as conn:
+        written = conn.execute(SNAPSHOT).fetchall()
         conn.execute(DOWNGRADE)
         assert conn.execute("SELECT count(*) FROM sentence_postings").fetchone()[0] > 0
     store = open_store(database_url)  # migration 11, then the blocks are built at bind
@@ -150,6 +154,8 @@ def test_an_index_of_posting_rows_migrates_to_term_blocks(database_url: str) -> 
         assert results(store) == before
         assert blocks_state(database_url) == (0, blocks_state(database_url)[1], 0)
         with psycopg.connect(database_url) as conn:
+            # each chunk's terms by row, rebuilt from its stored terms as they were written
+            assert conn.execute(SNAPSHOT).fetchall() == written
             gone = conn.execute("SELECT to_regclass('postings'), to_regclass('sentence_postings')")
             assert gone.fetchone() == (None, None)
             own = conn.execute(

@@ -23,9 +23,8 @@ from numpy.typing import NDArray
 
 from shirabe.embedders.threads import single_threaded_blas
 from shirabe.records import ScoredId
-from shirabe.stores.bm25 import idf
+from shirabe.stores.bm25 import idf, term_hash
 from shirabe.stores.embedded.filters import contains
-from shirabe.stores.embedded.postings import term_hash
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
     IdArray,

@@ -6,7 +6,6 @@ has to be loaded; the arrays are plain ``.npy`` files a segment opens with ``mma
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,12 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from shirabe.stores.bm25 import bm25_weights
-
-
-def term_hash(token: str) -> int:
-    """A stable 64-bit hash of a term (Python's ``hash`` changes between processes)."""
-    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "little")
+from shirabe.stores.bm25 import bm25_weights, term_hash
 
 
 @dataclass(slots=True)

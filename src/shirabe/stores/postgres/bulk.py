@@ -14,7 +14,7 @@ import logging
 import time
 from typing import Any
 
-from shirabe.stores.postgres import compaction, dense, lexical
+from shirabe.stores.postgres import compaction, dense, forward, lexical
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,8 @@ def finish(conn: Any, dim: int, *, memory: str) -> None:
             started = time.perf_counter()
             lexical.recount_stats(conn)
             log.info("counted term statistics in %.1f s", time.perf_counter() - started)
+        if compaction.asked(conn):  # a migration: each chunk's terms by row, then the blocks
+            forward.fill(conn)
         if marked or compaction.asked(conn):
             compaction.rebuild(conn)
     build_indexes(conn, dim, memory=memory)

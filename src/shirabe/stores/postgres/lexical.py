@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from shirabe.stores.postgres import blocks, readers, terms
+from shirabe.stores.postgres import blocks, forward, readers, terms
 from shirabe.stores.protocol import Level
 
 LEVELS: tuple[Level, ...] = ("chunk", "sentence")
@@ -156,6 +156,9 @@ def retokenize_chunk(
             "WHERE chunk_id = %s",
             (len(tokens), cid),
         )
+    conn.execute("DELETE FROM chunk_terms WHERE chunk_id = %s", (cid,))
+    source = conn.execute("SELECT source_id FROM chunks WHERE id = %s", (cid,)).fetchone()
+    forward.write(conn, [(cid, int(source["source_id"]), tokens, rows)])
     conn.execute(
         "UPDATE chunks SET tokens = %s, sentence_tokens = %s, length = %s, own_sentence = %s "
         "WHERE id = %s",

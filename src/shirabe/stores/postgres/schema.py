@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from shirabe.errors import ShirabeError
-from shirabe.stores.postgres import compaction, readers
+from shirabe.stores.postgres import compaction, forward, readers
 
 log = logging.getLogger(__name__)
 
@@ -279,8 +279,8 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX queue_claims_by_file ON queue_claims (file_id);
     """,
-    # 11: BM25 postings in blocks per term (blocks.py) in place of a row per posting; sentence
-    # rows scored from the chunks' stored terms; the blocks are built from the chunks' terms at
+    # 11: BM25 postings in blocks per term (blocks.py) and each chunk's terms by row
+    # (forward.py) in place of a row per posting, both built from the chunks' stored terms at
     # the next start (compaction.py)
     """
     ALTER TABLE chunks ADD COLUMN own_sentence boolean NOT NULL DEFAULT false;
@@ -290,6 +290,8 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE postings;
     DROP TABLE sentence_postings;
     """
+    + forward.TABLE
+    + ";\n"
     + compaction.TABLE.format(name="term_blocks")
     + ";\n"
     + ";\n".join(i.format(name="term_blocks") for i in compaction.INDEXES)

@@ -6,9 +6,9 @@ given (a pool, or the best candidates of long posting lists) scored from their s
   was merged is skipped) and the filter.
 - Chunk level, long posting lists (more than :data:`EXACT_POSTINGS` together): each term's best
   postings (its first merged blocks, and its fresh ones) give the candidates, whose exact
-  scores come from their stored terms.
+  scores come from their terms by row.
 - Sentence level, and any search within given chunks: the chunks' sentence rows (or the chunks)
-  are scored from their stored terms, in SQL.
+  are scored from their terms by row (``forward.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shirabe.records import Filters, ScoredId
-from shirabe.stores.bm25 import idf
-from shirabe.stores.postgres import blocks, readers
+from shirabe.stores.bm25 import idf, term_hash
+from shirabe.stores.postgres import blocks, forward, readers
 from shirabe.stores.postgres.filters import filter_sql, readable_files
 from shirabe.stores.postgres.lexical import index_statistics
-from shirabe.stores.postgres.terms import SENTENCE_ROWS
 from shirabe.stores.protocol import Level
 
 PER_TERM = 1000
@@ -187,39 +186,23 @@ def _pool(conn: Any, query: _Query, m: int, *, exact: bool) -> list[int]:
 
 
 def _stored(conn: Any, query: _Query, ids: Sequence[int], level: Level, k: int) -> list[ScoredId]:
-    """Chunks ``ids`` (those that exist and the filter allows) scored from their stored terms:
-    as wholes, or by their best sentence row."""
+    """Chunks ``ids`` (those that exist and the filter allows) scored from their terms by row
+    (``forward.py``): as wholes, or by their best sentence row."""
     if not ids:
         return []
     where, params = query.condition(conn, "p")
-    a, b, c = query.bm25
-    if level == "chunk":
-        rows = "SELECT c.id AS chunk_id, c.source_id, 1 AS ord, c.tokens AS text FROM chunks c"
-    else:
-        rows = f"SELECT c.id AS chunk_id, c.source_id, e.ord, e.text FROM chunks c {SENTENCE_ROWS}"
-    sql = f"""
-        SELECT chunk_id, max(score) AS score FROM (
-            SELECT p.chunk_id, sum(q.w * t.tf * %s / (t.tf + %s + %s * cardinality(p.words)))
-                AS score
-            FROM (SELECT r.chunk_id, r.source_id, r.ord, string_to_array(r.text, ' ') AS words
-                  FROM ({rows} WHERE c.id IN (SELECT unnest(%s::bigint[]))) r) p
-            CROSS JOIN LATERAL (SELECT w AS term, count(*) AS tf FROM unnest(p.words) w
-                                WHERE w = ANY(%s) GROUP BY w) t
-            JOIN unnest(%s::text[], %s::float8[]) AS q(term, w) ON q.term = t.term
-            WHERE true{where}
-            GROUP BY p.chunk_id, p.ord) s
-        GROUP BY chunk_id ORDER BY score DESC, chunk_id LIMIT %s
-    """
-    args = [
-        a,
-        b,
-        c,
-        sorted({int(i) for i in ids}),
-        query.terms,
-        query.terms,
-        [float(x) for x in query.weights],
-        *params,
-        k,
+    found = conn.execute(
+        "SELECT p.chunk_id, p.entries, p.lengths FROM chunk_terms p "
+        f"WHERE p.chunk_id = ANY(%s){where}",
+        [sorted({int(i) for i in ids}), *params],
+    ).fetchall()
+    if not found:
+        return []
+    stored = forward.read([(r["chunk_id"], r["entries"], r["lengths"]) for r in found])
+    weights = {term_hash(t): float(w) for t, w in zip(query.terms, query.weights, strict=True)}
+    chunk_ids, scores = forward.score(stored, weights, query.bm25, sentences=level != "chunk")
+    keep = scores > 0
+    return [
+        ScoredId(int(i), float(s))
+        for i, s in zip(chunk_ids[keep][:k], scores[keep][:k], strict=True)
     ]
-    found = conn.execute(sql, args).fetchall()
-    return [ScoredId(int(r["chunk_id"]), float(r["score"])) for r in found if r["score"] > 0]

@@ -14,7 +14,7 @@ from typing import Any
 
 from shirabe.embedders.protocol import Vector
 from shirabe.stores.common import now, source_row
-from shirabe.stores.postgres import lexical, readers
+from shirabe.stores.postgres import forward, lexical, readers
 from shirabe.stores.postgres.connections import copy_rows
 from shirabe.stores.postgres.lexical import PostedChunk
 from shirabe.stores.postgres.rows import CHUNK_COLUMNS, chunk_row, sentence_rows
@@ -115,6 +115,7 @@ def replace_source(
         sentences,
         ("int8", "int8", "int4", "int4", "vector"),
     )
+    forward.write(conn, [(cid, source_id, tokens, terms) for cid, tokens, terms in docs])
     frequencies = lexical.write_postings(conn, source_id, docs, count=not bulk)
     rows: dict[Level, tuple[int, int]] = {
         "chunk": (len(docs), sum(len(d[1]) for d in docs)),
