@@ -44,7 +44,8 @@ QUERIES: dict[str, str] = {
     "FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN sources s ON s.id = c.source_id",
     "sentences": f"SELECT {_CHUNK}, e.ord, e.length, e.embedding::text, e.source_id = c.source_id "
     "FROM sentences e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id",
-    "chunk_terms": f"SELECT {_CHUNK}, md5(f.entries), md5(f.lengths), f.source_id = c.source_id "
+    "chunk_terms": f"SELECT {_CHUNK}, md5(f.chunk_entries), md5(f.sentence_entries), "
+    "md5(f.lengths), f.source_id = c.source_id "
     "FROM chunk_terms f JOIN chunks c ON c.id = f.chunk_id JOIN sources s ON s.id = c.source_id",
     "term_stats": "SELECT level, term, df FROM term_stats WHERE df > 0",
     "level_stats": "SELECT level, rows, total_length FROM level_stats",

@@ -135,7 +135,10 @@ DELETE FROM shirabe_schema WHERE version = 11;
 """
 """An index as schema 10 kept it: a row per posting of each chunk and of each sentence row."""
 
-SNAPSHOT = "SELECT chunk_id, md5(entries), md5(lengths) FROM chunk_terms ORDER BY chunk_id"
+SNAPSHOT = (
+    "SELECT chunk_id, md5(chunk_entries), md5(sentence_entries), md5(lengths) FROM chunk_terms "
+    "ORDER BY chunk_id"
+)
 
 
 def test_an_index_of_posting_rows_migrates_to_term_blocks(database_url: str) -> None:

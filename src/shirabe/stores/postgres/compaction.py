@@ -65,7 +65,7 @@ def rebuild(conn: Any) -> int:
     conn.execute(TABLE.format(name="term_blocks_next"))
     merged = 0
     pending: list[tuple[str, int, None, bytes]] = []
-    with conn.cursor(name="shirabe_compaction") as terms:
+    with conn.cursor(name="shirabe_compaction", binary=True) as terms:
         terms.itersize = 2000
         terms.execute(_POSTINGS)
         for row in terms:

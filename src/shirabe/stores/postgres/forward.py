@@ -1,10 +1,11 @@
 """Each chunk's terms by row, for scoring chunks that are already known (``chunk_terms``).
 
 Row 0 is the chunk, rows 1… its sentence rows. A chunk's entries are fixed-width records
-(the term's 64-bit hash, the row, the term's count in it) and its row lengths a list of
-counts, so the entries of a few hundred chunks are read in one query and scored in one
-NumPy pass: the exact BM25 of a search's candidates at chunk level, and of its pool at
-sentence level, without a row per posting. About 12 bytes a posting.
+(the term's 64-bit hash, the row, the term's count in it), those of the chunk and those of
+its sentence rows apart, and its row lengths a list of counts, so the entries of a few hundred
+chunks at one level are read in one query and scored in one NumPy pass: the exact BM25 of a
+search's candidates at chunk level, and of its pool at sentence level, without a row per
+posting. About 12 bytes a posting.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ LENGTH = np.dtype("<u4")
 _MAX = np.iinfo(np.uint16).max
 
 
-def encode(tokens: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[bytes, bytes]:
-    """A chunk's entries and row lengths, given its terms and its sentence rows' terms."""
+def encode(tokens: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[bytes, bytes, bytes]:
+    """A chunk's entries (of the chunk, of its sentence rows) and row lengths, given its terms
+    and its sentence rows' terms."""
     if len(rows) >= _MAX:
         raise ValueError(f"a chunk of {len(rows)} sentence rows; at most {_MAX - 1}")
     records: list[tuple[int, int, int]] = []
@@ -36,7 +38,8 @@ def encode(tokens: Sequence[str], rows: Sequence[Sequence[str]]) -> tuple[bytes,
             records.append((term_hash(term), row, tf))
     entries = np.array(records, dtype=ENTRY)
     lengths = np.array([len(tokens), *(len(r) for r in rows)], dtype=LENGTH)
-    return entries.tobytes(), lengths.tobytes()
+    whole = entries["row"] == 0
+    return entries[whole].tobytes(), entries[~whole].tobytes(), lengths.tobytes()
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,8 @@ class Stored:
 
 
 def read(found: Sequence[tuple[int, bytes, bytes]]) -> Stored:
-    """``(chunk id, entries, row lengths)`` of several chunks as one set of arrays."""
+    """``(chunk id, entries, row lengths)`` of several chunks (the entries of one level) as one
+    set of arrays."""
     ids = np.asarray([f[0] for f in found], dtype=np.int64)
     entries = np.frombuffer(b"".join(f[1] for f in found), dtype=ENTRY)
     counts = np.asarray([len(f[1]) // ENTRY.itemsize for f in found], dtype=np.int64)
@@ -102,7 +106,8 @@ TABLE = """
     CREATE TABLE chunk_terms (
         chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE,
         source_id bigint NOT NULL,
-        entries bytea NOT NULL,
+        chunk_entries bytea NOT NULL,
+        sentence_entries bytea NOT NULL,
         lengths bytea NOT NULL
     )
 """
@@ -115,9 +120,10 @@ Terms = tuple[int, int, Sequence[str], Sequence[Sequence[str]]]
 def write(conn: Any, chunks: Sequence[Terms]) -> None:
     """The ``chunk_terms`` rows of ``chunks``."""
     with conn.cursor().copy(
-        "COPY chunk_terms (chunk_id, source_id, entries, lengths) FROM STDIN (FORMAT BINARY)"
+        "COPY chunk_terms (chunk_id, source_id, chunk_entries, sentence_entries, lengths) "
+        "FROM STDIN (FORMAT BINARY)"
     ) as copy:
-        copy.set_types(["int8", "int8", "bytea", "bytea"])
+        copy.set_types(["int8", "int8", "bytea", "bytea", "bytea"])
         for cid, source_id, tokens, rows in chunks:
             copy.write_row((cid, source_id, *encode(tokens, rows)))
 

@@ -114,18 +114,19 @@ def search(
 def _read(conn: Any, query: _Query, *, best: int | None) -> list[tuple[str, blocks.Postings]]:
     """The query's terms' postings that the filter allows: every block, or with ``best`` each
     term's first ``best`` merged blocks and its fresh ones."""
-    if best is None:
-        rows = conn.execute(
-            "SELECT term, data FROM term_blocks WHERE term = ANY(%s)", (query.terms,)
-        ).fetchall()
-    else:
-        rows = conn.execute(
-            "SELECT q.term, b.data FROM unnest(%s::text[]) AS q(term) CROSS JOIN LATERAL "
-            "(SELECT data FROM term_blocks b WHERE b.term = q.term AND b.rank >= 0 "
-            "ORDER BY b.rank LIMIT %s) b "
-            "UNION ALL SELECT term, data FROM term_blocks WHERE term = ANY(%s) AND rank < 0",
-            (query.terms, best, query.terms),
-        ).fetchall()
+    with conn.cursor(binary=True) as cursor:  # bytes as they are, not as hexadecimal text
+        if best is None:
+            rows = cursor.execute(
+                "SELECT term, data FROM term_blocks WHERE term = ANY(%s)", (query.terms,)
+            ).fetchall()
+        else:
+            rows = cursor.execute(
+                "SELECT q.term, b.data FROM unnest(%s::text[]) AS q(term) CROSS JOIN LATERAL "
+                "(SELECT data FROM term_blocks b WHERE b.term = q.term AND b.rank >= 0 "
+                "ORDER BY b.rank LIMIT %s) b "
+                "UNION ALL SELECT term, data FROM term_blocks WHERE term = ANY(%s) AND rank < 0",
+                (query.terms, best, query.terms),
+            ).fetchall()
     return [(r["term"], query.readable_postings(blocks.decode(r["data"]))) for r in rows]
 
 
@@ -191,11 +192,13 @@ def _stored(conn: Any, query: _Query, ids: Sequence[int], level: Level, k: int) 
     if not ids:
         return []
     where, params = query.condition(conn, "p")
-    found = conn.execute(
-        "SELECT p.chunk_id, p.entries, p.lengths FROM chunk_terms p "
-        f"WHERE p.chunk_id = ANY(%s){where}",
-        [sorted({int(i) for i in ids}), *params],
-    ).fetchall()
+    column = "chunk_entries" if level == "chunk" else "sentence_entries"
+    with conn.cursor(binary=True) as cursor:  # bytes as they are, not as hexadecimal text
+        found = cursor.execute(
+            f"SELECT p.chunk_id, p.{column} AS entries, p.lengths FROM chunk_terms p "
+            f"WHERE p.chunk_id = ANY(%s){where}",
+            [sorted({int(i) for i in ids}), *params],
+        ).fetchall()
     if not found:
         return []
     stored = forward.read([(r["chunk_id"], r["entries"], r["lengths"]) for r in found])
