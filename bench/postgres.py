@@ -82,6 +82,17 @@ def recall(
     return out
 
 
+def relation_sizes(url: str) -> dict[str, float]:
+    """Each table's size with its indexes and TOAST, in MB, largest first (those over 1 MB)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY 2 DESC"
+        ).fetchall()
+    return {name: round(size / 2**20, 1) for name, size in rows if size > 2**20}
+
+
 def run(
     size: int,
     server: str,
@@ -125,6 +136,8 @@ def run(
         hits = app.search("変更された段落です", k=3)
         assert any("変更された" in h.chunk.text for h in hits), [h.chunk.text for h in hits]
 
+        relations = relation_sizes(store.url)
+        print(f"relations (MB, with indexes and TOAST): {json.dumps(relations)}", flush=True)
         recalls = recall(store, [embedder.embed_query(q) for q in questions[:QUERIES]])
         sample = random.Random(5).sample(questions, QUERIES)  # not only the first questions
         recalls |= recall(store, [embedder.embed_query(q) for q in sample], name=" (random)")
@@ -135,6 +148,7 @@ def run(
         "build_seconds": round(build, 1),
         "ingest_chunks_per_second": round(status.chunks / build, 1),
         "database_mb": round(status.index_bytes / 1_048_576, 0),
+        "relations_mb": relations,
         **timings,
         "update_one_file_seconds": round(one_file, 3),
         **recalls,

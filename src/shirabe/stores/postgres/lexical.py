@@ -130,9 +130,10 @@ def recount_stats(conn: Any) -> None:
 def retokenize_chunk(
     conn: Any, cid: int, tokens: Sequence[str], sentences: Sequence[Sequence[str]]
 ) -> None:
-    """Replace chunk ``cid``'s terms (and its sentences' terms). Its postings and the
-    statistics are then rebuilt for the whole index (``compaction.rebuild``, ``recount_stats``)."""
-    old = conn.execute("SELECT id FROM chunks WHERE id = %s FOR UPDATE", (cid,)).fetchone()
+    """Replace chunk ``cid``'s terms (and its sentences' terms), and its terms by row. The
+    posting blocks and the statistics are then rebuilt for the whole index
+    (``compaction.rebuild``, ``recount_stats``)."""
+    old = conn.execute("SELECT source_id FROM chunks WHERE id = %s FOR UPDATE", (cid,)).fetchone()
     if old is None:
         return
     stored = conn.execute(
@@ -157,8 +158,7 @@ def retokenize_chunk(
             (len(tokens), cid),
         )
     conn.execute("DELETE FROM chunk_terms WHERE chunk_id = %s", (cid,))
-    source = conn.execute("SELECT source_id FROM chunks WHERE id = %s", (cid,)).fetchone()
-    forward.write(conn, [(cid, int(source["source_id"]), tokens, rows)])
+    forward.write(conn, [(cid, int(old["source_id"]), tokens, rows)])
     conn.execute(
         "UPDATE chunks SET tokens = %s, sentence_tokens = %s, length = %s, own_sentence = %s "
         "WHERE id = %s",
