@@ -113,8 +113,9 @@ def asked(conn: Any) -> bool:
     return row is not None
 
 
-def due(conn: Any) -> bool:
-    """Whether the blocks must be rebuilt (a migration asked), or enough postings changed."""
+def due(conn: Any, *, share: float = SHARE, at_least: int | None = None) -> bool:
+    """Whether the blocks must be rebuilt (a migration asked), or enough postings changed: at
+    least ``share`` of those merged last and ``at_least`` (:data:`AT_LEAST`)."""
     found = {
         r["key"]: r["value"]
         for r in conn.execute(
@@ -124,4 +125,5 @@ def due(conn: Any) -> bool:
     if REBUILD in found:
         return True
     changed = int(found.get(CHANGED, 0))
-    return changed >= max(AT_LEAST, SHARE * int(found.get(MERGED, 0)))
+    floor = AT_LEAST if at_least is None else at_least
+    return changed > 0 and changed >= max(floor, share * int(found.get(MERGED, 0)))

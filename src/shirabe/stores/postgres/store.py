@@ -356,7 +356,8 @@ class PostgresStore:
             conn.execute("DELETE FROM term_stats WHERE df <= 0")
             conn.execute("DELETE FROM reader_term_stats WHERE df <= 0")
             conn.execute("DELETE FROM reader_level_stats WHERE rows <= 0")
-            compaction.rebuild(conn)
+            if compaction.due(conn, share=0.0, at_least=1):  # anything changed since
+                compaction.rebuild(conn)
         with self._conn() as conn:
             for table in (
                 "sources",
