@@ -100,7 +100,7 @@ def run(
     sentences: list[str],
     questions: list[str],
     embedder: Embedder,
-) -> dict[str, float]:
+) -> dict[str, object]:
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)

@@ -16,7 +16,7 @@ TABLE = [
 
 
 def table_postings() -> blocks.Postings:
-    return blocks.postings(*([row[i] for row in TABLE] for i in range(4)))
+    return blocks.postings(*([int(row[i]) for row in TABLE] for i in range(4)))
 
 
 def test_a_block_is_a_header_then_each_column_in_the_narrowest_type() -> None:

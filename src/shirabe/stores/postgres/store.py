@@ -344,11 +344,8 @@ class PostgresStore:
     def refresh(self, *, wait: bool = True) -> None:
         """Every committed file is searchable at once; the posting blocks are compacted once
         enough changed since they last were (``compaction.py``)."""
-        with self._conn() as conn:
-            if not compaction.due(conn):
-                return
         with self._write() as conn:
-            if compaction.due(conn):  # another writer may have compacted meanwhile
+            if compaction.due(conn):
                 compaction.rebuild(conn)
 
     def optimize(self) -> None:
