@@ -15,7 +15,7 @@ import sqlite3
 from pathlib import Path
 
 DATABASE = "index.sqlite3"
-MB = 2**20
+MB = 10**6
 
 
 def database_bytes(path: Path) -> dict[str, int]:

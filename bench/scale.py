@@ -30,6 +30,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -275,7 +276,7 @@ def write_corpus(folder: Path, chunks: int, sentences: list[str], seed: int = 7)
 
 def run(
     size: int, embedder: Embedder, sentences: list[str], questions: list[str]
-) -> dict[str, float]:
+) -> dict[str, Any]:
     work = CACHE / f"scale-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)

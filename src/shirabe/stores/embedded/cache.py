@@ -1,0 +1,118 @@
+"""The embedding cache of an embedded index: every vector a model made, by model and by the
+hash of its text (the key), so that no text is embedded twice. It is where the vectors live:
+segments keep int8 codes of them for the scan and refer to them by id to rescore the best
+candidates, and a segment rebuilt is made from them.
+
+A vector is kept in half precision: 768 bytes at 384 dimensions, five rows to a 4 kB page with
+its key and model number, against two rows of float32. A unit vector's components lose less
+than 2⁻¹¹ of their value, and a cosine about 10⁻⁴ at most.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from shirabe.embedders.protocol import Vector
+
+HALF = np.dtype("<f2")
+_BATCH = 500
+_LARGEST = float(np.finfo(np.float16).max)
+
+
+def to_half(vector: Vector | Sequence[float]) -> bytes:
+    """A vector's bytes in the cache: little-endian half precision. A component half
+    precision cannot hold (beyond ±65,504, or not a number) is refused."""
+    values = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if len(values) and not (np.all(np.isfinite(values)) and np.abs(values).max() <= _LARGEST):
+        raise ValueError("an embedding component is not a number or beyond ±65,504")
+    return values.astype(HALF).tobytes()
+
+
+def from_half(blob: bytes) -> Vector:
+    """A cached vector as float32."""
+    out: Vector = np.frombuffer(blob, dtype=HALF).astype(np.float32)
+    return out
+
+
+def half_of_single(blob: bytes) -> bytes:
+    """A float32 vector's bytes (the cache before schema 5) as the cache's bytes now."""
+    return to_half(np.frombuffer(blob, dtype=np.float32))
+
+
+class EmbeddingCache:
+    """The ``embeddings`` and ``embedding_models`` tables, over the connection ``conn``
+    gives (one per thread)."""
+
+    def __init__(self, conn: Callable[[], sqlite3.Connection]) -> None:
+        self._conn = conn
+        self._models: dict[str, int] = {}
+
+    def _model_id(self, model: str) -> int | None:
+        known = self._models.get(model)
+        if known is None:
+            row = (
+                self._conn()
+                .execute("SELECT id FROM embedding_models WHERE name = ?", (model,))
+                .fetchone()
+            )
+            if row is None:
+                return None
+            known = self._models[model] = int(row[0])
+        return known
+
+    def get(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
+        """The cached vectors of ``keys`` (those there are)."""
+        return {key: vector for key, (_id, vector) in self.get_with_ids(model, keys).items()}
+
+    def get_with_ids(self, model: str, keys: Sequence[str]) -> dict[str, tuple[int, Vector]]:
+        """The cached vectors of ``keys``, each with its id."""
+        model_id = self._model_id(model)
+        found: dict[str, tuple[int, Vector]] = {}
+        if model_id is None:
+            return found
+        conn = self._conn()
+        unique = list(dict.fromkeys(keys))
+        for i in range(0, len(unique), _BATCH):
+            batch = unique[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for vector_id, key, blob in conn.execute(
+                f"SELECT id, key, vector FROM embeddings WHERE model = ? AND key IN ({marks})",
+                (model_id, *batch),
+            ):
+                found[key] = (int(vector_id), from_half(blob))
+        return found
+
+    def by_id(self, ids: Sequence[int]) -> dict[int, Vector]:
+        """The cached vectors of these ids (those there are)."""
+        conn = self._conn()
+        found: dict[int, Vector] = {}
+        for i in range(0, len(ids), _BATCH):
+            batch = ids[i : i + _BATCH]
+            marks = ",".join("?" * len(batch))
+            for vector_id, blob in conn.execute(
+                f"SELECT id, vector FROM embeddings WHERE id IN ({marks})", tuple(batch)
+            ):
+                found[int(vector_id)] = from_half(blob)
+        return found
+
+    def put(self, model: str, vectors: Mapping[str, Vector]) -> None:
+        """Cache ``vectors``; a key already cached keeps its vector."""
+        rows = [(key, to_half(vector)) for key, vector in vectors.items()]
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("INSERT OR IGNORE INTO embedding_models (name) VALUES (?)", (model,))
+            (model_id,) = conn.execute(
+                "SELECT id FROM embedding_models WHERE name = ?", (model,)
+            ).fetchone()
+            conn.executemany(
+                "INSERT OR IGNORE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
+                [(model_id, key, blob) for key, blob in rows],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
