@@ -14,6 +14,7 @@ import pytest
 
 from shirabe.stores.bm25 import bm25_weights, idf
 from shirabe.stores.embedded.index import SegmentIndex
+from shirabe.stores.embedded.quantize import dequantize, quantize
 from shirabe.stores.embedded.segments import SegmentDoc, build_segment
 from shirabe.stores.protocol import Level
 
@@ -228,66 +229,91 @@ class Recorded:
         self.vectors = vectors
         self.asked: list[list[int]] = []
 
-    def __call__(self, ids: Sequence[int]) -> dict[int, np.ndarray]:
+    def __call__(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         self.asked.append(list(ids))
-        return {i: self.vectors[i] for i in ids if i in self.vectors}
+        found = sorted(i for i in ids if i in self.vectors)
+        matrix = np.vstack([self.vectors[i] for i in found]) if found else np.zeros((0, DIM))
+        return np.asarray(found, np.int64), matrix.astype(np.float32)
+
+
+# two vectors whose int8 codes rank them the other way round for the query (1, 1, 0)
+AHEAD, BEHIND = unit(0.12, -0.11, -0.83), unit(-0.78, 0.79, -0.05)
 
 
 def test_the_best_candidates_are_rescored_with_their_full_vectors(tmp_path: Path) -> None:
-    """The full vectors decide, not the codes: here they are swapped, so the order turns."""
-    full = Recorded({11: unit(0, 1, 0), 12: unit(1, 0, 0)})
+    full = Recorded({11: AHEAD, 12: BEHIND})
     idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
-    docs = [
-        SegmentDoc(1, ["甲"], unit(1, 0, 0), vector_id=11),
-        SegmentDoc(2, ["乙"], unit(0, 1, 0), vector_id=12),
-    ]
+    docs = [SegmentDoc(1, ["甲"], AHEAD, vector_id=11), SegmentDoc(2, ["乙"], BEHIND, vector_id=12)]
     idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
-    hits = idx.search_dense(unit(1, 0, 0), k=2)
-    assert [h.chunk_id for h in hits] == [2, 1]
-    assert [h.score for h in hits] == pytest.approx([1.0, 0.0], abs=1e-6)
+    q = unit(1, 1, 0)
+    hits = idx.search_dense(q, k=2)
+    assert [h.chunk_id for h in hits] == [1, 2]
+    assert [h.score for h in hits] == pytest.approx([AHEAD @ q, BEHIND @ q], abs=1e-7)
     assert full.asked == [[11, 12]]
-    # without a source of full vectors, the codes score
-    alone = SegmentIndex(tmp_path / "segments")
-    assert [h.chunk_id for h in alone.search_dense(unit(1, 0, 0), k=2)] == [1, 2]
+    # without a source of full vectors, the codes score, and rank the other way round
+    alone = SegmentIndex(tmp_path / "segments").search_dense(q, k=2)
+    assert [h.chunk_id for h in alone] == [2, 1]
+    assert abs(alone[0].score - float(BEHIND @ q)) > 1e-3
 
 
-def test_the_scan_keeps_four_candidates_a_result_for_rescoring(tmp_path: Path) -> None:
+def test_only_candidates_that_can_still_be_among_the_best_are_read(tmp_path: Path) -> None:
+    """A code's score is within half a step per component of the full vector's: here chunk
+    19 scores 0.885, 18 0.874, 17 0.862, each within 0.0035 of its codes."""
     vectors = {100 + i: unit(1, i / 10, 0) for i in range(20)}
     full = Recorded(vectors)
     idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
     docs = [SegmentDoc(i, ["共通"], vectors[100 + i], vector_id=100 + i) for i in range(1, 20)]
     idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
-    hits = idx.search_dense(unit(0, 1, 0), k=1)
-    assert [h.chunk_id for h in hits] == [19]
-    assert full.asked == [[116, 117, 118, 119]]  # the scan's best 4 of 19
-    assert hits[0].score == pytest.approx(float(vectors[119] @ unit(0, 1, 0)), abs=1e-6)
-    idx.search_dense(unit(0, 1, 0), k=2)
-    assert full.asked[-1] == list(range(112, 120))  # 8 for 2
+    q = unit(0, 1, 0)
+    assert [h.chunk_id for h in idx.search_dense(q, k=1)] == [19]
+    assert [h.chunk_id for h in idx.search_dense(q, k=2)] == [19, 18]
+    assert full.asked == [[119], [118, 119]]
+    hits = idx.search_dense(q, k=3)
+    assert [h.score for h in hits] == pytest.approx([vectors[119 - i] @ q for i in range(3)])
+
+
+def test_the_scan_keeps_four_candidates_a_result(tmp_path: Path) -> None:
+    full = Recorded({100 + i: unit(1, 2, 3) for i in range(20)})
+    idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
+    docs = [SegmentDoc(i, ["共通"], unit(1, 2, 3), vector_id=100 + i) for i in range(20)]
+    idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
+    assert len(idx.search_dense(unit(1, 1, 1), k=1)) == 1
+    assert len(idx.search_dense(unit(1, 1, 1), k=2)) == 2
+    assert [len(ids) for ids in full.asked] == [4, 8]  # twenty alike: 4 and 8 of them
 
 
 def test_sentences_are_rescored_and_rows_without_a_full_vector_keep_their_codes(
     tmp_path: Path,
 ) -> None:
-    full = Recorded({21: unit(0, 1, 1)})  # 22 is not in the cache; 0 means no cached vector
+    full = Recorded({21: AHEAD, 22: BEHIND})  # 31 is not cached; 0 means no cached vector
     idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
     doc = SegmentDoc(
         1,
-        ["甲", "乙"],
+        ["甲", "乙", "丙"],
         unit(1, 1, 0),
-        sentence_tokens=[["甲"], ["乙"]],
-        sentence_vectors=np.vstack([unit(1, 0, 0), unit(0, 1, 0)]),
-        sentence_vector_ids=[21, 22],
+        sentence_tokens=[["甲"], ["乙"], ["丙"]],
+        sentence_vectors=np.vstack([AHEAD, BEHIND, unit(-1, -1, 0)]),
+        sentence_vector_ids=[21, 22, 23],
     )
-    other = SegmentDoc(2, ["丙"], unit(1, 0, 1))
+    other = SegmentDoc(
+        2,
+        ["丁", "戊"],
+        unit(1, 0, 1),
+        sentence_tokens=[["丁"], ["戊"]],
+        sentence_vectors=np.vstack([BEHIND, unit(0, 0, 1)]),
+        sentence_vector_ids=[31, 0],
+    )
     idx.apply(generation=1, dim=DIM, add=[doc, other], remove=np.zeros(0, np.int64))
-    # chunk 1's first sentence is (0, 1, 1) in full: it scores 1 where its codes score 0.7
-    hits = idx.search_dense(unit(0, 1, 1), k=2, level="sentence")
+    q = unit(1, 1, 0)
+    hits = idx.search_dense(q, k=2, level="sentence")
+    # chunk 1 by its first sentence, read in full (its codes rank the second higher); chunk 2
+    # by what the codes of its first stand for (not cached); chunk 1's third sentence cannot
+    # be its best and is not read, nor is a row without a cached vector
+    codes, scales = quantize(BEHIND.reshape(1, DIM))
     assert [h.chunk_id for h in hits] == [1, 2]
-    assert [h.score for h in hits] == pytest.approx([1.0, 0.5], abs=1e-6)
-    assert full.asked == [[21, 22]]
-    # its second, not cached, keeps what its codes stand for: (0, 1, 0)
-    hits = idx.search_dense(unit(0, 1, 0), k=1, level="sentence")
-    assert [(h.chunk_id, round(h.score, 6)) for h in hits] == [(1, 1.0)]
+    assert hits[0].score == pytest.approx(float(AHEAD @ q), abs=1e-7)
+    assert hits[1].score == pytest.approx(float(dequantize(codes, scales)[0] @ q), abs=1e-7)
+    assert full.asked == [[21, 22, 31]]
 
 
 def write_format_2(directory: Path, docs: Sequence[SegmentDoc], dim: int = DIM) -> None:

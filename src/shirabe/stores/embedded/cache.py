@@ -14,11 +14,14 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from shirabe.embedders.protocol import Vector
 
 HALF = np.dtype("<f2")
 _BATCH = 500
+_BY_ID = 5000
+"""Ids a statement looks up at once (SQLite takes up to 32,766 parameters)."""
 _LARGEST = float(np.finfo(np.float16).max)
 
 
@@ -85,18 +88,22 @@ class EmbeddingCache:
                 found[key] = (int(vector_id), from_half(blob))
         return found
 
-    def by_id(self, ids: Sequence[int]) -> dict[int, Vector]:
-        """The cached vectors of these ids (those there are)."""
+    def by_id(self, ids: Sequence[int]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """The cached vectors of these ids, of one model: the ids there are, ascending, and
+        their vectors as the rows of a matrix."""
         conn = self._conn()
-        found: dict[int, Vector] = {}
-        for i in range(0, len(ids), _BATCH):
-            batch = ids[i : i + _BATCH]
+        rows: list[tuple[int, bytes]] = []
+        unique = sorted({int(i) for i in ids})
+        for i in range(0, len(unique), _BY_ID):
+            batch = unique[i : i + _BY_ID]
             marks = ",".join("?" * len(batch))
-            for vector_id, blob in conn.execute(
-                f"SELECT id, vector FROM embeddings WHERE id IN ({marks})", tuple(batch)
-            ):
-                found[int(vector_id)] = from_half(blob)
-        return found
+            rows += conn.execute(
+                f"SELECT id, vector FROM embeddings WHERE id IN ({marks}) ORDER BY id", batch
+            ).fetchall()
+        found = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(row[1] for row in rows)
+        matrix = np.frombuffer(blob, dtype=HALF).reshape(len(rows), -1).astype(np.float32)
+        return found, matrix
 
     def put(self, model: str, vectors: Mapping[str, Vector]) -> None:
         """Cache ``vectors``; a key already cached keeps its vector."""

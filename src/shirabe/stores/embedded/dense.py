@@ -4,7 +4,7 @@ the full vectors. Segments of format 2 hold float32 vectors, and score with them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +17,12 @@ from shirabe.stores.embedded.quantize import rescored
 from shirabe.stores.embedded.segments import CodedVectors, IdArray, Segment, max_by_owner
 from shirabe.stores.protocol import Level
 
-FullVectors = Callable[[Sequence[int]], Mapping[int, NDArray[np.float32]]]
-"""The full vectors of the given embedding cache ids (of those it holds)."""
+FullVectors = Callable[[Sequence[int]], tuple[NDArray[np.int64], NDArray[np.float32]]]
+"""The full vectors of the given embedding cache ids: the ids it holds, ascending, and their
+vectors."""
+
+SLACK = 1e-5
+"""Added to every row's margin: the float32 rounding of the products."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +67,10 @@ def search_dense(
         with single_threaded_blas():
             if within is not None:
                 docs, rows, owner = seg.rows_of(level, within)
-                scores = max_by_owner(vectors.scores(q, rows), owner, len(docs))
+                if len(within) <= wanted:  # every one is rescored: no need to rank them
+                    scores = np.zeros(len(docs), dtype=np.float64)
+                else:
+                    scores = max_by_owner(vectors.scores(q, rows), owner, len(docs))
             else:
                 docs = np.arange(seg.size, dtype=np.int64)
                 scores = seg.to_chunks(level, vectors.scores(q))
@@ -100,29 +107,58 @@ def rescore(
     full: FullVectors | None,
 ) -> list[ScoredId]:
     """The candidates scored with their full vectors (those of the codes where ``full`` has
-    none), best first, ``k`` of them."""
-    rows_of = [f.segment.rows_of_docs(level, f.docs) for f in found]
-    wanted: set[int] = set()
-    if full is not None:
-        for f, (rows, _owner) in zip(found, rows_of, strict=True):
-            vectors = f.segment.vectors(level)
-            if isinstance(vectors, CodedVectors):
-                ids = np.asarray(vectors.ids)[rows]
-                wanted.update(int(i) for i in ids[ids > 0])
-    fetched = full(sorted(wanted)) if wanted and full is not None else {}
-    results: list[ScoredId] = []
-    for f, (rows, owner) in zip(found, rows_of, strict=True):
+    none), best first, ``k`` of them. A code's score is within its row's :meth:`margin
+    <CodedVectors.margins>` of the full vector's, so the full vectors are read only for rows
+    that can still be their chunk's best and belong to a chunk that can still be among the
+    best ``k``."""
+    l1 = float(np.abs(query).sum())
+    plans = []
+    for f in found:
+        rows, owner = f.segment.rows_of_docs(level, f.docs)
         vectors = f.segment.vectors(level)
-        matrix = vectors.approximate(rows)
-        if fetched and isinstance(vectors, CodedVectors):
-            for j, vector_id in enumerate(np.asarray(vectors.ids)[rows].tolist()):
-                vector = fetched.get(vector_id)
-                if vector is not None:
-                    matrix[j] = vector
         with single_threaded_blas():
-            row_scores = (matrix @ query).astype(np.float64)
-        scores = max_by_owner(row_scores, owner, len(f.docs))
-        ids = np.asarray(f.segment.chunk_ids)[f.docs]
-        results.extend(ScoredId(int(i), float(s)) for i, s in zip(ids, scores, strict=True))
-    results.sort(key=lambda h: (-h.score, h.chunk_id))
-    return results[:k]
+            approx = vectors.scores(query, rows)
+        margin = vectors.margins(rows, l1) + SLACK
+        lower = max_by_owner(approx - margin, owner, len(f.docs))
+        plans.append((f, rows, owner, vectors, approx + margin, lower))
+    lowers = np.concatenate([p[5] for p in plans]) if plans else np.zeros(0)
+    floor = np.partition(lowers, len(lowers) - k)[len(lowers) - k] if len(lowers) > k else -np.inf
+    kept = [upper >= np.maximum(lower[owner], floor) for _, _, owner, _, upper, lower in plans]
+    wanted: list[NDArray[np.int64]] = []
+    for (_f, rows, _owner, vectors, _upper, _lower), keep in zip(plans, kept, strict=True):
+        if full is not None and isinstance(vectors, CodedVectors):
+            ids = np.asarray(vectors.ids)[rows[keep]]
+            wanted.append(ids[ids > 0])
+    asked = np.unique(np.concatenate(wanted)) if wanted else np.zeros(0, np.int64)
+    fetched = full(asked.tolist()) if len(asked) and full is not None else None
+    chunk_ids, chunk_scores = [], []
+    for (f, rows, owner, vectors, _upper, _lower), keep in zip(plans, kept, strict=True):
+        matrix = vectors.approximate(rows[keep])
+        if fetched is not None and isinstance(vectors, CodedVectors):
+            _fill(matrix, np.asarray(vectors.ids)[rows[keep]], *fetched)
+        row_scores = np.full(len(rows), -np.inf)
+        with single_threaded_blas():
+            row_scores[keep] = (matrix @ query).astype(np.float64)
+        chunk_scores.append(max_by_owner(row_scores, owner, len(f.docs)))
+        chunk_ids.append(np.asarray(f.segment.chunk_ids)[f.docs])
+    if not chunk_ids:
+        return []
+    ids, scores = np.concatenate(chunk_ids), np.concatenate(chunk_scores)
+    order = np.lexsort((ids, -scores))
+    order = order[np.isfinite(scores[order])][:k]
+    return [ScoredId(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _fill(
+    matrix: NDArray[np.float32],
+    row_ids: NDArray[np.int64],
+    found: NDArray[np.int64],
+    vectors: NDArray[np.float32],
+) -> None:
+    """Replace the rows of ``matrix`` whose cache id is among ``found`` (sorted) by their
+    full vector."""
+    if len(found) == 0:
+        return
+    at = np.minimum(np.searchsorted(found, row_ids), len(found) - 1)
+    hit = found[at] == row_ids
+    matrix[hit] = vectors[at[hit]]

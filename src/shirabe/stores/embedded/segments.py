@@ -74,7 +74,9 @@ class CodedVectors:
 
     exact = False
 
-    def scores(self, query: NDArray[np.float32], rows: NDArray[np.int64] | None = None) -> Any:
+    def scores(
+        self, query: NDArray[np.float32], rows: NDArray[np.int64] | None = None
+    ) -> NDArray[np.float64]:
         """Approximate dot products with ``query`` of every row, or of ``rows``."""
         if rows is None:
             return scan(self.codes, self.scales, query)
@@ -83,6 +85,13 @@ class CodedVectors:
     def approximate(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         """The vectors of ``rows`` as their codes stand for them."""
         return dequantize(np.asarray(self.codes)[rows], np.asarray(self.scales)[rows])
+
+    def margins(self, rows: NDArray[np.int64], query_l1: float) -> NDArray[np.float64]:
+        """How far the score of each of ``rows`` may be from that of the vector it was made
+        from, for a query of L1 norm ``query_l1``: each component is off by at most half a
+        step (half the scale)."""
+        out: NDArray[np.float64] = 0.5 * query_l1 * np.asarray(self.scales, np.float64)[rows]
+        return out
 
     def take(self, keep: NDArray[np.bool_]) -> CodedVectors:
         return CodedVectors(
@@ -113,13 +122,19 @@ class FullVectors:
 
     exact = True
 
-    def scores(self, query: NDArray[np.float32], rows: NDArray[np.int64] | None = None) -> Any:
+    def scores(
+        self, query: NDArray[np.float32], rows: NDArray[np.int64] | None = None
+    ) -> NDArray[np.float64]:
         matrix = np.asarray(self.matrix) if rows is None else np.asarray(self.matrix)[rows]
-        return (matrix @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        out: NDArray[np.float64] = (matrix @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        return out
 
     def approximate(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         out: NDArray[np.float32] = np.asarray(self.matrix)[rows]
         return out
+
+    def margins(self, rows: NDArray[np.int64], query_l1: float) -> NDArray[np.float64]:
+        return np.zeros(len(rows), dtype=np.float64)
 
 
 RowVectors = CodedVectors | FullVectors
