@@ -171,3 +171,19 @@ def test_an_index_made_before_keeps_working_and_shrinks(tmp_path: Path) -> None:
         assert all(np.array_equal(found[key], _half(cached[key])) for key in cached)
     finally:
         store.close()
+
+
+def test_the_cache_of_an_index_made_before_is_carried_over_as_it_is(tmp_path: Path) -> None:
+    """``shirabe migrate --embeddings-from`` reads an embedded index's cache into PostgreSQL:
+    one of schema 4 gives its float32 vectors and is left unmigrated; one of today's gives
+    what it keeps."""
+    old = tmp_path / "old"
+    _, cached = _index_of_release_4(old, 3)
+    carried = dict(EmbeddedStore.embedding_cache(old))
+    assert carried.keys() == {MODEL}
+    assert all(np.array_equal(carried[MODEL][k], v) for k, v in cached.items())
+    assert schema_version(old) == 4
+    store = EmbeddedStore(old)
+    store.close()
+    carried = dict(EmbeddedStore.embedding_cache(old))
+    assert all(np.array_equal(carried[MODEL][k], _half(v)) for k, v in cached.items())

@@ -10,8 +10,10 @@ than 2⁻¹¹ of their value, and a cosine about 10⁻⁴ at most.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +39,12 @@ def to_half(vector: Vector | Sequence[float]) -> bytes:
 def from_half(blob: bytes) -> Vector:
     """A cached vector as float32."""
     out: Vector = np.frombuffer(blob, dtype=HALF).astype(np.float32)
+    return out
+
+
+def from_single(blob: bytes) -> Vector:
+    """A vector of the cache before schema 5 (float32)."""
+    out: Vector = np.frombuffer(blob, dtype=np.float32).copy()
     return out
 
 
@@ -123,3 +131,27 @@ class EmbeddingCache:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def read_cache(database: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
+    """Every cached vector of the database at ``database``, in batches of (model, {key:
+    vector}); a database of an earlier schema (float32 under the model's name) is read as
+    it is, not migrated."""
+    with contextlib.closing(sqlite3.connect(database)) as conn:
+        half = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embedding_models'"
+        ).fetchone()
+        if half:
+            query = (
+                "SELECT m.name, e.key, e.vector FROM embeddings e "
+                "JOIN embedding_models m ON m.id = e.model ORDER BY e.model"
+            )
+        else:
+            query = "SELECT model, key, vector FROM embeddings ORDER BY model"
+        decode = from_half if half else from_single
+        cursor = conn.execute(query)
+        while rows := cursor.fetchmany(batch):
+            by_model: dict[str, dict[str, Vector]] = {}
+            for model, key, blob in rows:
+                by_model.setdefault(model, {})[key] = decode(blob)
+            yield from by_model.items()

@@ -17,7 +17,7 @@ import numpy as np
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
-from shirabe.stores.embedded.cache import EmbeddingCache, from_half
+from shirabe.stores.embedded.cache import EmbeddingCache, read_cache
 from shirabe.stores.embedded.filters import AllowedIds, add_regexp
 from shirabe.stores.embedded.index import SegmentIndex
 from shirabe.stores.embedded.locks import schema_lock, update_lock, wal
@@ -81,16 +81,7 @@ class EmbeddedStore:
     def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
         """The embedding cache of the index in ``home``, in batches of (model, {key: vector}),
         for carrying it into another store without embedding again."""
-        with contextlib.closing(sqlite3.connect(home / DATABASE)) as conn:
-            cursor = conn.execute(
-                "SELECT m.name, e.key, e.vector FROM embeddings e "
-                "JOIN embedding_models m ON m.id = e.model ORDER BY e.model"
-            )
-            while rows := cursor.fetchmany(batch):
-                by_model: dict[str, dict[str, Vector]] = {}
-                for model, key, blob in rows:
-                    by_model.setdefault(model, {})[key] = from_half(blob)
-                yield from by_model.items()
+        return read_cache(home / DATABASE, batch)
 
     # connections
 
