@@ -1,5 +1,6 @@
-"""Where the bytes of an embedded index go: each SQLite table and index (by ``dbstat``), each
-kind of segment array (summed over the live segments) and the files as they are on disk.
+"""Where the bytes of an embedded index go: each SQLite table and index (by ``dbstat``), the
+embedding cache's vector files, each kind of segment array (summed over the live segments) and
+the files as they are on disk.
 
     python bench/index_bytes.py INDEX_FOLDER
 
@@ -49,10 +50,12 @@ def segment_bytes(folder: Path) -> dict[str, int]:
 
 
 def embedded_bytes(home: Path) -> dict[str, dict[str, float]]:
-    """The breakdown of the index in ``home``, in MB: SQLite, segments, and the whole folder."""
+    """The breakdown of the index in ``home``, in MB: SQLite, the vector files, segments, and
+    the whole folder."""
     whole = sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
     parts = {
         "sqlite": database_bytes(home / DATABASE),
+        "vector files": {p.name: p.stat().st_size for p in sorted(home.glob("*.f16"))},
         "segments": segment_bytes(home / "segments"),
     }
     out = {kind: {k: round(v / MB, 1) for k, v in sizes.items()} for kind, sizes in parts.items()}

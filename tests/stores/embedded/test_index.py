@@ -223,17 +223,15 @@ def test_a_segment_left_by_a_killed_writer_is_replaced(tmp_path: Path) -> None:
 
 
 class Recorded:
-    """Full vectors by cache id, recording which ids each search asked for."""
+    """Full vectors by slot, recording which slots each search asked for."""
 
     def __init__(self, vectors: dict[int, np.ndarray]) -> None:
         self.vectors = vectors
         self.asked: list[list[int]] = []
 
-    def __call__(self, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        self.asked.append(list(ids))
-        found = sorted(i for i in ids if i in self.vectors)
-        matrix = np.vstack([self.vectors[i] for i in found]) if found else np.zeros((0, DIM))
-        return np.asarray(found, np.int64), matrix.astype(np.float32)
+    def __call__(self, slots: np.ndarray) -> np.ndarray:
+        self.asked.append(sorted(slots.tolist()))
+        return np.vstack([self.vectors[int(i)] for i in slots]).astype(np.float32)
 
 
 # two vectors whose int8 codes rank them the other way round for the query (1, 1, 0)
@@ -256,36 +254,25 @@ def test_the_best_candidates_are_rescored_with_their_full_vectors(tmp_path: Path
     assert abs(alone[0].score - float(BEHIND @ q)) > 1e-3
 
 
-def test_only_candidates_that_can_still_be_among_the_best_are_read(tmp_path: Path) -> None:
-    """A code's score is within half a step per component of the full vector's: here chunk
-    19 scores 0.885, 18 0.874, 17 0.862, each within 0.0035 of its codes."""
+def test_the_scan_keeps_four_candidates_a_result_for_rescoring(tmp_path: Path) -> None:
     vectors = {100 + i: unit(1, i / 10, 0) for i in range(20)}
     full = Recorded(vectors)
     idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
     docs = [SegmentDoc(i, ["共通"], vectors[100 + i], vector_id=100 + i) for i in range(1, 20)]
     idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
     q = unit(0, 1, 0)
-    assert [h.chunk_id for h in idx.search_dense(q, k=1)] == [19]
-    assert [h.chunk_id for h in idx.search_dense(q, k=2)] == [19, 18]
-    assert full.asked == [[119], [118, 119]]
-    hits = idx.search_dense(q, k=3)
-    assert [h.score for h in hits] == pytest.approx([vectors[119 - i] @ q for i in range(3)])
-
-
-def test_the_scan_keeps_four_candidates_a_result(tmp_path: Path) -> None:
-    full = Recorded({100 + i: unit(1, 2, 3) for i in range(20)})
-    idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
-    docs = [SegmentDoc(i, ["共通"], unit(1, 2, 3), vector_id=100 + i) for i in range(20)]
-    idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
-    assert len(idx.search_dense(unit(1, 1, 1), k=1)) == 1
-    assert len(idx.search_dense(unit(1, 1, 1), k=2)) == 2
-    assert [len(ids) for ids in full.asked] == [4, 8]  # twenty alike: 4 and 8 of them
+    hits = idx.search_dense(q, k=1)
+    assert [h.chunk_id for h in hits] == [19]
+    assert hits[0].score == pytest.approx(float(vectors[119] @ q), abs=1e-7)
+    assert full.asked == [[116, 117, 118, 119]]  # the scan's best 4 of 19
+    idx.search_dense(q, k=2)
+    assert full.asked[-1] == list(range(112, 120))  # 8 for 2
 
 
 def test_sentences_are_rescored_and_rows_without_a_full_vector_keep_their_codes(
     tmp_path: Path,
 ) -> None:
-    full = Recorded({21: AHEAD, 22: BEHIND})  # 31 is not cached; 0 means no cached vector
+    full = Recorded({21: AHEAD, 22: BEHIND, 23: unit(-1, -1, 0)})  # −1: no cached vector
     idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
     doc = SegmentDoc(
         1,
@@ -301,19 +288,18 @@ def test_sentences_are_rescored_and_rows_without_a_full_vector_keep_their_codes(
         unit(1, 0, 1),
         sentence_tokens=[["丁"], ["戊"]],
         sentence_vectors=np.vstack([BEHIND, unit(0, 0, 1)]),
-        sentence_vector_ids=[31, 0],
+        sentence_vector_ids=[-1, -1],
     )
     idx.apply(generation=1, dim=DIM, add=[doc, other], remove=np.zeros(0, np.int64))
     q = unit(1, 1, 0)
     hits = idx.search_dense(q, k=2, level="sentence")
     # chunk 1 by its first sentence, read in full (its codes rank the second higher); chunk 2
-    # by what the codes of its first stand for (not cached); chunk 1's third sentence cannot
-    # be its best and is not read, nor is a row without a cached vector
+    # by what the codes of its first stand for, having no cached vector
     codes, scales = quantize(BEHIND.reshape(1, DIM))
     assert [h.chunk_id for h in hits] == [1, 2]
     assert hits[0].score == pytest.approx(float(AHEAD @ q), abs=1e-7)
     assert hits[1].score == pytest.approx(float(dequantize(codes, scales)[0] @ q), abs=1e-7)
-    assert full.asked == [[21, 22, 31]]
+    assert full.asked == [[21, 22, 23]]
 
 
 def write_format_2(directory: Path, docs: Sequence[SegmentDoc], dim: int = DIM) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shirabe.stores.embedded.cache import from_half, to_half
 from shirabe.stores.embedded.quantize import BLOCK, dequantize, quantize, rescored, scan
 from shirabe.stores.embedded.rows import pack_terms, packed_columns, unpack_terms
+from shirabe.stores.embedded.vectors import to_half
 
 # a row, its scale (largest component / 127) and its codes (each component / scale, rounded)
 QUANTIZED = [
@@ -58,16 +58,15 @@ HALVES = [(0.1, 0.0999755859375), (1 / 3, 0.333251953125), (-2.0, -2.0), (65504.
 
 @pytest.mark.parametrize(("value", "kept"), HALVES)
 def test_a_cached_vector_keeps_half_precision(value: float, kept: float) -> None:
-    blob = to_half(np.asarray([value, 0.5], dtype=np.float32))
-    assert len(blob) == 4
-    back = from_half(blob)
-    assert back.dtype == np.float32 and back.tolist() == [kept, 0.5]
+    halves = to_half(np.asarray([[value, 0.5]], dtype=np.float32))
+    assert halves.dtype == np.dtype("<f2") and halves.nbytes == 4
+    assert halves.astype(np.float32).tolist() == [[kept, 0.5]]
 
 
 @pytest.mark.parametrize("value", [70000.0, float("inf"), float("nan")])
 def test_a_component_half_precision_cannot_hold_is_refused(value: float) -> None:
     with pytest.raises(ValueError, match="65,504"):
-        to_half(np.asarray([0.5, value], dtype=np.float32))
+        to_half(np.asarray([[0.5, value]], dtype=np.float32))
 
 
 # a chunk's terms and its sentences' terms, and what the packed column gives back

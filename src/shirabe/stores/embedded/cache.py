@@ -1,11 +1,11 @@
 """The embedding cache of an embedded index: every vector a model made, by model and by the
 hash of its text (the key), so that no text is embedded twice. It is where the vectors live:
-segments keep int8 codes of them for the scan and refer to them by id to rescore the best
+segments keep int8 codes of them for the scan and refer to them by slot to rescore the best
 candidates, and a segment rebuilt is made from them.
 
-A vector is kept in half precision: 768 bytes at 384 dimensions, five rows to a 4 kB page with
-its key and model number, against two rows of float32. A unit vector's components lose less
-than 2⁻¹¹ of their value, and a cosine about 10⁻⁴ at most.
+The database holds each key with the slot of its vector; the vectors are in a file per model,
+in half precision (``vectors.py``): 768 bytes at 384 dimensions. A unit vector's components
+keep 11 significant bits; its cosines move by about 10⁻⁴ at most.
 """
 
 from __future__ import annotations
@@ -19,114 +19,108 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shirabe.embedders.protocol import Vector
+from shirabe.stores.embedded.vectors import VectorFile, to_half, vector_file
 
-HALF = np.dtype("<f2")
 _BATCH = 500
-_BY_ID = 5000
-"""Ids a statement looks up at once (SQLite takes up to 32,766 parameters)."""
-_LARGEST = float(np.finfo(np.float16).max)
-
-
-def to_half(vector: Vector | Sequence[float]) -> bytes:
-    """A vector's bytes in the cache: little-endian half precision. A component half
-    precision cannot hold (beyond ±65,504, or not a number) is refused."""
-    values = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if len(values) and not (np.all(np.isfinite(values)) and np.abs(values).max() <= _LARGEST):
-        raise ValueError("an embedding component is not a number or beyond ±65,504")
-    return values.astype(HALF).tobytes()
-
-
-def from_half(blob: bytes) -> Vector:
-    """A cached vector as float32."""
-    out: Vector = np.frombuffer(blob, dtype=HALF).astype(np.float32)
-    return out
-
-
-def from_single(blob: bytes) -> Vector:
-    """A vector of the cache before schema 5 (float32)."""
-    out: Vector = np.frombuffer(blob, dtype=np.float32).copy()
-    return out
-
-
-def half_of_single(blob: bytes) -> bytes:
-    """A float32 vector's bytes (the cache before schema 5) as the cache's bytes now."""
-    return to_half(np.frombuffer(blob, dtype=np.float32))
 
 
 class EmbeddingCache:
     """The ``embeddings`` and ``embedding_models`` tables, over the connection ``conn``
-    gives (one per thread)."""
+    gives (one per thread), and the vector files beside the database in ``home``."""
 
-    def __init__(self, conn: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(self, conn: Callable[[], sqlite3.Connection], home: Path) -> None:
         self._conn = conn
-        self._models: dict[str, int] = {}
+        self._home = home
+        self._files: dict[str, tuple[int, VectorFile]] = {}
 
-    def _model_id(self, model: str) -> int | None:
-        known = self._models.get(model)
+    def _model(self, model: str) -> tuple[int, VectorFile] | None:
+        """The model's number and vector file (None: nothing cached for it yet)."""
+        known = self._files.get(model)
         if known is None:
             row = (
                 self._conn()
-                .execute("SELECT id FROM embedding_models WHERE name = ?", (model,))
+                .execute("SELECT id, dim FROM embedding_models WHERE name = ?", (model,))
                 .fetchone()
             )
             if row is None:
                 return None
-            known = self._models[model] = int(row[0])
+            model_id, dim = int(row[0]), int(row[1])
+            known = self._files[model] = (
+                model_id,
+                VectorFile(vector_file(self._home, model_id), dim),
+            )
         return known
 
     def get(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
         """The cached vectors of ``keys`` (those there are)."""
-        return {key: vector for key, (_id, vector) in self.get_with_ids(model, keys).items()}
+        return {key: vector for key, (_slot, vector) in self.get_with_slots(model, keys).items()}
 
-    def get_with_ids(self, model: str, keys: Sequence[str]) -> dict[str, tuple[int, Vector]]:
-        """The cached vectors of ``keys``, each with its id."""
-        model_id = self._model_id(model)
-        found: dict[str, tuple[int, Vector]] = {}
-        if model_id is None:
-            return found
+    def get_with_slots(self, model: str, keys: Sequence[str]) -> dict[str, tuple[int, Vector]]:
+        """The cached vectors of ``keys``, each with its slot."""
+        known = self._model(model)
+        if known is None:
+            return {}
+        model_id, vectors = known
         conn = self._conn()
+        found: list[tuple[str, int]] = []
         unique = list(dict.fromkeys(keys))
         for i in range(0, len(unique), _BATCH):
             batch = unique[i : i + _BATCH]
             marks = ",".join("?" * len(batch))
-            for vector_id, key, blob in conn.execute(
-                f"SELECT id, key, vector FROM embeddings WHERE model = ? AND key IN ({marks})",
+            found += conn.execute(
+                f"SELECT key, slot FROM embeddings WHERE model = ? AND key IN ({marks})",
                 (model_id, *batch),
-            ):
-                found[key] = (int(vector_id), from_half(blob))
-        return found
-
-    def by_id(self, ids: Sequence[int]) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """The cached vectors of these ids, of one model: the ids there are, ascending, and
-        their vectors as the rows of a matrix."""
-        conn = self._conn()
-        rows: list[tuple[int, bytes]] = []
-        unique = sorted({int(i) for i in ids})
-        for i in range(0, len(unique), _BY_ID):
-            batch = unique[i : i + _BY_ID]
-            marks = ",".join("?" * len(batch))
-            rows += conn.execute(
-                f"SELECT id, vector FROM embeddings WHERE id IN ({marks}) ORDER BY id", batch
             ).fetchall()
-        found = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        blob = b"".join(row[1] for row in rows)
-        matrix = np.frombuffer(blob, dtype=HALF).reshape(len(rows), -1).astype(np.float32)
-        return found, matrix
+        matrix = vectors.read(np.asarray([slot for _, slot in found], dtype=np.int64))
+        return {key: (int(slot), matrix[i]) for i, (key, slot) in enumerate(found)}
+
+    def by_slot(self, model: str, slots: NDArray[np.int64]) -> NDArray[np.float32]:
+        """The vectors of the model at ``slots``, as rows in that order."""
+        known = self._model(model)
+        if known is None:
+            raise LookupError(f"no vectors of {model} in {self._home}")
+        return known[1].read(slots)
 
     def put(self, model: str, vectors: Mapping[str, Vector]) -> None:
         """Cache ``vectors``; a key already cached keeps its vector."""
-        rows = [(key, to_half(vector)) for key, vector in vectors.items()]
+        if not vectors:
+            return
+        halves = to_half([np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors.values()])
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("BEGIN IMMEDIATE")  # one writer at a time, in every process
         try:
-            conn.execute("INSERT OR IGNORE INTO embedding_models (name) VALUES (?)", (model,))
-            (model_id,) = conn.execute(
-                "SELECT id FROM embedding_models WHERE name = ?", (model,)
-            ).fetchone()
-            conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
-                [(model_id, key, blob) for key, blob in rows],
+            conn.execute(
+                "INSERT OR IGNORE INTO embedding_models (name, dim, count) VALUES (?, ?, 0)",
+                (model, halves.shape[1]),
             )
+            model_id, dim, count = conn.execute(
+                "SELECT id, dim, count FROM embedding_models WHERE name = ?", (model,)
+            ).fetchone()
+            if dim != halves.shape[1]:
+                raise ValueError(f"{model} makes vectors of {dim} numbers, not {halves.shape[1]}")
+            keys = list(vectors)
+            cached: set[str] = set()
+            for i in range(0, len(keys), _BATCH):
+                batch = keys[i : i + _BATCH]
+                marks = ",".join("?" * len(batch))
+                cached.update(
+                    key
+                    for (key,) in conn.execute(
+                        f"SELECT key FROM embeddings WHERE model = ? AND key IN ({marks})",
+                        (model_id, *batch),
+                    )
+                )
+            new = [i for i, key in enumerate(keys) if key not in cached]
+            if new:
+                VectorFile(vector_file(self._home, model_id), dim).write(count, halves[new])
+                conn.executemany(
+                    "INSERT INTO embeddings (model, key, slot) VALUES (?, ?, ?)",
+                    [(model_id, keys[i], count + n) for n, i in enumerate(new)],
+                )
+                conn.execute(
+                    "UPDATE embedding_models SET count = ? WHERE id = ?",
+                    (count + len(new), model_id),
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -134,24 +128,27 @@ class EmbeddingCache:
 
 
 def read_cache(database: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
-    """Every cached vector of the database at ``database``, in batches of (model, {key:
-    vector}); a database of an earlier schema (float32 under the model's name) is read as
+    """Every cached vector of the index whose database is at ``database``, in batches of
+    (model, {key: vector}); an index of an earlier schema (float32 in the database) is read as
     it is, not migrated."""
     with contextlib.closing(sqlite3.connect(database)) as conn:
-        half = conn.execute(
+        files = conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'embedding_models'"
         ).fetchone()
-        if half:
-            query = (
-                "SELECT m.name, e.key, e.vector FROM embeddings e "
-                "JOIN embedding_models m ON m.id = e.model ORDER BY e.model"
+        if not files:
+            cursor = conn.execute("SELECT model, key, vector FROM embeddings ORDER BY model")
+            while rows := cursor.fetchmany(batch):
+                by_model: dict[str, dict[str, Vector]] = {}
+                for model, key, blob in rows:
+                    by_model.setdefault(model, {})[key] = np.frombuffer(blob, np.float32).copy()
+                yield from by_model.items()
+            return
+        models = conn.execute("SELECT id, name, dim FROM embedding_models").fetchall()
+        for model_id, name, dim in models:
+            vectors = VectorFile(vector_file(database.parent, model_id), dim)
+            cursor = conn.execute(
+                "SELECT key, slot FROM embeddings WHERE model = ? ORDER BY slot", (model_id,)
             )
-        else:
-            query = "SELECT model, key, vector FROM embeddings ORDER BY model"
-        decode = from_half if half else from_single
-        cursor = conn.execute(query)
-        while rows := cursor.fetchmany(batch):
-            by_model: dict[str, dict[str, Vector]] = {}
-            for model, key, blob in rows:
-                by_model.setdefault(model, {})[key] = decode(blob)
-            yield from by_model.items()
+            while rows := cursor.fetchmany(batch):
+                matrix = vectors.read(np.asarray([slot for _, slot in rows], dtype=np.int64))
+                yield name, {key: matrix[i] for i, (key, _slot) in enumerate(rows)}

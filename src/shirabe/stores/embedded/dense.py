@@ -1,6 +1,7 @@
 """Dense search over the segments: a scan of the vectors' int8 codes finds the candidates, and
-their full vectors (from the embedding cache) rescore them, so the scores returned are those of
-the full vectors. Segments of format 2 hold float32 vectors, and score with them directly."""
+their full vectors (read from the embedding cache's files by slot) rescore them, so the scores
+returned are those of the full vectors. Segments of format 2 hold float32 vectors, and score
+with them directly."""
 
 from __future__ import annotations
 
@@ -17,12 +18,8 @@ from shirabe.stores.embedded.quantize import rescored
 from shirabe.stores.embedded.segments import CodedVectors, IdArray, Segment, max_by_owner
 from shirabe.stores.protocol import Level
 
-FullVectors = Callable[[Sequence[int]], tuple[NDArray[np.int64], NDArray[np.float32]]]
-"""The full vectors of the given embedding cache ids: the ids it holds, ascending, and their
-vectors."""
-
-SLACK = 1e-5
-"""Added to every row's margin: the float32 rounding of the products."""
+FullVectors = Callable[[NDArray[np.int64]], NDArray[np.float32]]
+"""The full vectors at the given slots of the embedding cache, as rows in that order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,59 +103,27 @@ def rescore(
     level: Level,
     full: FullVectors | None,
 ) -> list[ScoredId]:
-    """The candidates scored with their full vectors (those of the codes where ``full`` has
-    none), best first, ``k`` of them. A code's score is within its row's :meth:`margin
-    <CodedVectors.margins>` of the full vector's, so the full vectors are read only for rows
-    that can still be their chunk's best and belong to a chunk that can still be among the
-    best ``k``."""
-    l1 = float(np.abs(query).sum())
-    plans = []
+    """The candidates scored with their full vectors (with what their codes stand for where
+    there is none: no source of them, or a row without a cached vector), best first, ``k`` of
+    them."""
+    chunk_ids, chunk_scores = [], []
     for f in found:
         rows, owner = f.segment.rows_of_docs(level, f.docs)
         vectors = f.segment.vectors(level)
-        with single_threaded_blas():
-            approx = vectors.scores(query, rows)
-        margin = vectors.margins(rows, l1) + SLACK
-        lower = max_by_owner(approx - margin, owner, len(f.docs))
-        plans.append((f, rows, owner, vectors, approx + margin, lower))
-    lowers = np.concatenate([p[5] for p in plans]) if plans else np.zeros(0)
-    floor = np.partition(lowers, len(lowers) - k)[len(lowers) - k] if len(lowers) > k else -np.inf
-    kept = [upper >= np.maximum(lower[owner], floor) for _, _, owner, _, upper, lower in plans]
-    wanted: list[NDArray[np.int64]] = []
-    for (_f, rows, _owner, vectors, _upper, _lower), keep in zip(plans, kept, strict=True):
         if full is not None and isinstance(vectors, CodedVectors):
-            ids = np.asarray(vectors.ids)[rows[keep]]
-            wanted.append(ids[ids > 0])
-    asked = np.unique(np.concatenate(wanted)) if wanted else np.zeros(0, np.int64)
-    fetched = full(asked.tolist()) if len(asked) and full is not None else None
-    chunk_ids, chunk_scores = [], []
-    for (f, rows, owner, vectors, _upper, _lower), keep in zip(plans, kept, strict=True):
-        matrix = vectors.approximate(rows[keep])
-        if fetched is not None and isinstance(vectors, CodedVectors):
-            _fill(matrix, np.asarray(vectors.ids)[rows[keep]], *fetched)
-        row_scores = np.full(len(rows), -np.inf)
+            slots = np.asarray(vectors.ids)[rows]
+            cached = slots >= 0
+            matrix = np.empty((len(rows), len(query)), dtype=np.float32)
+            matrix[cached] = full(slots[cached])
+            matrix[~cached] = vectors.approximate(rows[~cached])
+        else:
+            matrix = vectors.approximate(rows)
         with single_threaded_blas():
-            row_scores[keep] = (matrix @ query).astype(np.float64)
+            row_scores = (matrix @ query).astype(np.float64)
         chunk_scores.append(max_by_owner(row_scores, owner, len(f.docs)))
         chunk_ids.append(np.asarray(f.segment.chunk_ids)[f.docs])
     if not chunk_ids:
         return []
     ids, scores = np.concatenate(chunk_ids), np.concatenate(chunk_scores)
-    order = np.lexsort((ids, -scores))
-    order = order[np.isfinite(scores[order])][:k]
+    order = np.lexsort((ids, -scores))[:k]
     return [ScoredId(int(ids[i]), float(scores[i])) for i in order]
-
-
-def _fill(
-    matrix: NDArray[np.float32],
-    row_ids: NDArray[np.int64],
-    found: NDArray[np.int64],
-    vectors: NDArray[np.float32],
-) -> None:
-    """Replace the rows of ``matrix`` whose cache id is among ``found`` (sorted) by their
-    full vector."""
-    if len(found) == 0:
-        return
-    at = np.minimum(np.searchsorted(found, row_ids), len(found) - 1)
-    hit = found[at] == row_ids
-    matrix[hit] = vectors[at[hit]]

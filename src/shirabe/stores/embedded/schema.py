@@ -7,15 +7,16 @@ import contextlib
 import logging
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from shirabe.stores.embedded.cache import half_of_single
-from shirabe.stores.embedded.rows import packed_columns
+from shirabe.stores.embedded.upgrades import fewer_bytes
 
 log = logging.getLogger(__name__)
 
-# Numbered schema migrations; the n-th entry takes an index from version n-1 to n.
-MIGRATIONS: tuple[str, ...] = (
+# Numbered schema migrations; the n-th entry takes an index from version n-1 to n: SQL, or a
+# function of the connection for what SQL alone cannot do (upgrades.py).
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE sources (
@@ -84,29 +85,7 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE embeddings;
     ALTER TABLE embeddings_kept RENAME TO embeddings;
     """,
-    # Fewer bytes a chunk: cached vectors in half precision under a model number (2.2 kB a
-    # vector → 0.8 kB), and a chunk's terms and its sentences' terms in one compressed column
-    # (3.2 kB a chunk → 0.8 kB). Segments are rebuilt with int8 codes of the vectors.
-    """
-    CREATE TABLE embedding_models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-    INSERT INTO embedding_models (name) SELECT DISTINCT model FROM embeddings ORDER BY model;
-    CREATE TABLE embeddings_half (
-        id INTEGER PRIMARY KEY,
-        model INTEGER NOT NULL REFERENCES embedding_models(id),
-        key TEXT NOT NULL,
-        vector BLOB NOT NULL,
-        UNIQUE (model, key)
-    );
-    INSERT INTO embeddings_half (id, model, key, vector)
-        SELECT e.id, m.id, e.key, half_of_single(e.vector)
-        FROM embeddings e JOIN embedding_models m ON m.name = e.model ORDER BY e.id;
-    DROP TABLE embeddings;
-    ALTER TABLE embeddings_half RENAME TO embeddings;
-    ALTER TABLE chunks ADD COLUMN terms BLOB NOT NULL DEFAULT x'';
-    UPDATE chunks SET terms = packed_columns(tokens, sentence_tokens);
-    ALTER TABLE chunks DROP COLUMN tokens;
-    ALTER TABLE chunks DROP COLUMN sentence_tokens;
-    """,
+    fewer_bytes,
 )
 
 FREEING = frozenset({5})
@@ -133,8 +112,6 @@ def migrate(conn: sqlite3.Connection) -> None:
 
     Each migration reads the version inside its own write transaction, so a process that
     waited for another one migrating the same database finds the work done."""
-    conn.create_function("half_of_single", 1, half_of_single, deterministic=True)
-    conn.create_function("packed_columns", 2, packed_columns, deterministic=True)
     applied: list[int] = []
     while True:
         conn.execute("BEGIN IMMEDIATE")
@@ -144,9 +121,13 @@ def migrate(conn: sqlite3.Connection) -> None:
                 conn.execute("COMMIT")
                 break
             started = time.perf_counter()
-            for statement in MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            step = MIGRATIONS[version]
+            if callable(step):
+                step(conn)
+            else:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:

@@ -3,8 +3,8 @@ from them, at two levels: the chunk as a whole, and its sentences (a chunk then 
 best sentence). A chunk without separate sentences is its own single sentence. All arrays are
 plain ``.npy`` files opened with ``mmap``.
 
-A row's vector is kept as int8 codes with a scale (see ``quantize.py``) and the id, in the
-embedding cache, of the full vector it was made from (0: none), by which the best rows of a
+A row's vector is kept as int8 codes with a scale (see ``quantize.py``) and the slot, in the
+embedding cache, of the full vector it was made from (−1: none), by which the best rows of a
 scan are rescored. Segments written before (format 2) hold float32 vectors and are read as
 they are until the index is rebuilt.
 """
@@ -52,21 +52,21 @@ def max_by_owner(
 @dataclass(frozen=True, slots=True)
 class SegmentDoc:
     """What a segment needs of one chunk: its terms and vector, and those of its sentences,
-    with the cache ids of the vectors (0: not from the cache)."""
+    with the slots of the vectors in the embedding cache (−1: not from the cache)."""
 
     chunk_id: int
     tokens: Sequence[str]
     vector: NDArray[np.float32]
     sentence_tokens: Sequence[Sequence[str]] = ()
     sentence_vectors: NDArray[np.float32] | None = None
-    vector_id: int = 0
+    vector_id: int = -1
     sentence_vector_ids: Sequence[int] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class CodedVectors:
-    """The vectors of one level's rows: int8 codes, a scale per row, and the cache id of
-    the full vector each row was made from (0: none)."""
+    """The vectors of one level's rows: int8 codes, a scale per row, and the slot in the
+    embedding cache of the full vector each row was made from (−1: none)."""
 
     codes: NDArray[np.int8]
     scales: NDArray[np.float32]
@@ -85,13 +85,6 @@ class CodedVectors:
     def approximate(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         """The vectors of ``rows`` as their codes stand for them."""
         return dequantize(np.asarray(self.codes)[rows], np.asarray(self.scales)[rows])
-
-    def margins(self, rows: NDArray[np.int64], query_l1: float) -> NDArray[np.float64]:
-        """How far the score of each of ``rows`` may be from that of the vector it was made
-        from, for a query of L1 norm ``query_l1``: each component is off by at most half a
-        step (half the scale)."""
-        out: NDArray[np.float64] = 0.5 * query_l1 * np.asarray(self.scales, np.float64)[rows]
-        return out
 
     def take(self, keep: NDArray[np.bool_]) -> CodedVectors:
         return CodedVectors(
@@ -132,9 +125,6 @@ class FullVectors:
     def approximate(self, rows: NDArray[np.int64]) -> NDArray[np.float32]:
         out: NDArray[np.float32] = np.asarray(self.matrix)[rows]
         return out
-
-    def margins(self, rows: NDArray[np.int64], query_l1: float) -> NDArray[np.float64]:
-        return np.zeros(len(rows), dtype=np.float64)
 
 
 RowVectors = CodedVectors | FullVectors
@@ -264,7 +254,7 @@ def build_segment(docs: Sequence[SegmentDoc], dim: int) -> Segment:
             n = len(doc.sentence_tokens)
             sent_tokens.extend(doc.sentence_tokens)
             sent_vecs.append(np.asarray(own, dtype=np.float32).reshape(-1, dim))
-            ids = doc.sentence_vector_ids if len(doc.sentence_vector_ids) == n else [0] * n
+            ids = doc.sentence_vector_ids if len(doc.sentence_vector_ids) == n else [-1] * n
             sent_ids.append(np.asarray(ids, dtype=np.int64))
             counts.append(n)
         else:

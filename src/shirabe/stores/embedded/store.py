@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from shirabe.embedders.protocol import Vector
+from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
 from shirabe.stores.embedded.cache import EmbeddingCache, read_cache
@@ -36,10 +36,6 @@ from shirabe.stores.protocol import MAX_ID, IndexedChunk, Level, SourceRecord
 log = logging.getLogger(__name__)
 
 _BATCH = 500
-MAPPED = 2**31
-"""Bytes of the database a connection reads through a memory map rather than by reads into
-its page cache (of 2 MB): a dense search reads a few hundred cached vectors by id, a quarter
-faster so."""
 
 
 def _ids(ids: Sequence[int] | None) -> IdArray | None:
@@ -69,8 +65,8 @@ class EmbeddedStore:
         self.home.mkdir(parents=True, exist_ok=True)
         self.db_path = home / DATABASE
         self._local = threading.local()
-        self.cache = EmbeddingCache(self._conn)
-        self.segments = SegmentIndex(home / "segments", k1=k1, b=b, full_vectors=self.cache.by_id)
+        self.cache = EmbeddingCache(self._conn, home)
+        self.segments = SegmentIndex(home / "segments", k1=k1, b=b, full_vectors=self._full_vectors)
         self._allowed = AllowedIds()
         self._model: str | None = None
         self._dim: int | None = None
@@ -93,7 +89,6 @@ class EmbeddedStore:
             wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA mmap_size={MAPPED}")
             add_regexp(conn)
             self._local.conn = conn
         return conn
@@ -260,6 +255,13 @@ class EmbeddedStore:
     def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
         self.cache.put(model, vectors)
 
+    def _full_vectors(self, slots: IdArray) -> Matrix:
+        """The cached vectors at ``slots`` of the index's model, which its segments hold."""
+        model = self._model or meta_value(self._conn(), "embedding_model")
+        if model is None:
+            raise LookupError(f"the index in {self.home} has no model yet")
+        return self.cache.by_slot(model, slots)
+
     # writers
 
     def updating(self) -> contextlib.AbstractContextManager[None]:
@@ -349,13 +351,13 @@ class EmbeddedStore:
                 f"SELECT id, terms, vector_keys FROM chunks WHERE id IN ({marks})", batch
             ).fetchall()
             keys = [json.loads(r["vector_keys"]) for r in rows]
-            cached = self.cache.get_with_ids(model, [k for ks in keys for k in ks])
+            cached = self.cache.get_with_slots(model, [k for ks in keys for k in ks])
             for row, ks in zip(rows, keys, strict=True):
                 found = [cached.get(k) for k in ks]
                 own = found[0] if found else None
                 if own is None:
                     log.warning("chunk %d has no vector; it can only be found by BM25", row["id"])
-                    own = (0, np.zeros(dim, dtype=np.float32))
+                    own = (-1, np.zeros(dim, dtype=np.float32))
                 sentences = [v for v in found[1:] if v is not None]
                 tokens, sentence_tokens = unpack_terms(row["terms"])
                 yield SegmentDoc(
