@@ -105,25 +105,31 @@ def rescore(
 ) -> list[ScoredId]:
     """The candidates scored with their full vectors (with what their codes stand for where
     there is none: no source of them, or a row without a cached vector), best first, ``k`` of
-    them."""
-    chunk_ids, chunk_scores = [], []
-    for f in found:
-        rows, owner = f.segment.rows_of_docs(level, f.docs)
-        vectors = f.segment.vectors(level)
-        if full is not None and isinstance(vectors, CodedVectors):
-            slots = np.asarray(vectors.ids)[rows]
-            cached = slots >= 0
-            matrix = np.empty((len(rows), len(query)), dtype=np.float32)
-            matrix[cached] = full(slots[cached])
-            matrix[~cached] = vectors.approximate(rows[~cached])
-        else:
-            matrix = vectors.approximate(rows)
-        with single_threaded_blas():
-            row_scores = (matrix @ query).astype(np.float64)
-        chunk_scores.append(max_by_owner(row_scores, owner, len(f.docs)))
-        chunk_ids.append(np.asarray(f.segment.chunk_ids)[f.docs])
-    if not chunk_ids:
+    them. The full vectors of every segment's candidates are read at once."""
+    if not found:
         return []
-    ids, scores = np.concatenate(chunk_ids), np.concatenate(chunk_scores)
+    rows_of = [f.segment.rows_of_docs(level, f.docs) for f in found]
+    row_starts = np.cumsum([0, *(len(rows) for rows, _ in rows_of)])
+    doc_starts = np.cumsum([0, *(len(f.docs) for f in found)])
+    matrix = np.empty((int(row_starts[-1]), len(query)), dtype=np.float32)
+    places: list[NDArray[np.int64]] = []
+    slots: list[NDArray[np.int64]] = []
+    for f, (rows, _owner), start in zip(found, rows_of, row_starts, strict=False):
+        vectors = f.segment.vectors(level)
+        cached = np.zeros(len(rows), dtype=np.bool_)
+        if full is not None and isinstance(vectors, CodedVectors):
+            slot = np.asarray(vectors.ids)[rows]
+            cached = slot >= 0
+            places.append(start + np.flatnonzero(cached))
+            slots.append(slot[cached])
+        if not cached.all():
+            matrix[start + np.flatnonzero(~cached)] = vectors.approximate(rows[~cached])
+    if full is not None and slots:
+        matrix[np.concatenate(places)] = full(np.concatenate(slots))
+    with single_threaded_blas():
+        row_scores = (matrix @ query).astype(np.float64)
+    owner = np.concatenate([o + d for (_, o), d in zip(rows_of, doc_starts, strict=False)])
+    scores = max_by_owner(row_scores, owner, int(doc_starts[-1]))
+    ids = np.concatenate([np.asarray(f.segment.chunk_ids)[f.docs] for f in found])
     order = np.lexsort((ids, -scores))[:k]
     return [ScoredId(int(ids[i]), float(scores[i])) for i in order]

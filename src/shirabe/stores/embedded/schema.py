@@ -142,6 +142,7 @@ def migrate(conn: sqlite3.Connection) -> None:
 
 
 def _had_rows(conn: sqlite3.Connection) -> bool:
+    """Whether the index had anything a migration could free (a new one has not)."""
     return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0])
 
 

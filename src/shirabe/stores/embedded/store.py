@@ -70,6 +70,7 @@ class EmbeddedStore:
         self._allowed = AllowedIds()
         self._model: str | None = None
         self._dim: int | None = None
+        self._indexed_model: str | None = None  # the model of the vectors segments refer to
         with schema_lock(home):
             migrate(self._conn())
 
@@ -257,10 +258,11 @@ class EmbeddedStore:
 
     def _full_vectors(self, slots: IdArray) -> Matrix:
         """The cached vectors at ``slots`` of the index's model, which its segments hold."""
-        model = self._model or meta_value(self._conn(), "embedding_model")
-        if model is None:
+        if self._indexed_model is None:
+            self._indexed_model = self._model or meta_value(self._conn(), "embedding_model")
+        if self._indexed_model is None:
             raise LookupError(f"the index in {self.home} has no model yet")
-        return self.cache.by_slot(model, slots)
+        return self.cache.by_slot(self._indexed_model, slots)
 
     # writers
 

@@ -56,7 +56,8 @@ class VectorFile:
                 slots = self.path.stat().st_size // (2 * self.dim) if self.path.exists() else 0
                 if slots < needed:
                     raise LookupError(f"{self.path}: {slots} vectors, slot {needed - 1} asked")
-                self._map = np.memmap(self.path, dtype=HALF, mode="r", shape=(slots, self.dim))
+                mapped = np.memmap(self.path, dtype=HALF, mode="r", shape=(slots, self.dim))
+                self._map = np.asarray(mapped)  # a plain array over the map: faster to index
             return self._map
 
     def read(self, slots: NDArray[np.int64]) -> NDArray[np.float32]:
