@@ -10,6 +10,7 @@ import pytest
 
 from shirabe.records import Chunk
 from shirabe.stores.embedded.store import EmbeddedStore
+from shirabe.stores.embedded.vectors import VectorFile
 from shirabe.stores.protocol import IndexedChunk, Level, SourceRecord
 
 MODEL = "test/random-64"
@@ -90,5 +91,52 @@ def test_segments_hold_int8_codes_and_the_cache_half_precision(
         assert codes.dtype == np.int8 and codes.shape == (120, DIM)
         found = store.get_embeddings(MODEL, list(vectors))
         assert all(np.array_equal(found[k], _half(v)) for k, v in vectors.items())
+    finally:
+        store.close()
+
+
+def test_vectors_another_process_added_are_read(tmp_path: Path) -> None:
+    """A reader maps the vector file as it was; vectors written after come from a new map."""
+    rng = np.random.default_rng(8)
+    first = {f"a{i}": _unit(rng) for i in range(5)}
+    later = {f"b{i}": _unit(rng) for i in range(5)}
+    reader, writer = EmbeddedStore(tmp_path / "index"), EmbeddedStore(tmp_path / "index")
+    try:
+        writer.put_embeddings(MODEL, first)
+        assert reader.get_embeddings(MODEL, list(first)).keys() == first.keys()
+        writer.put_embeddings(MODEL, later)
+        found = reader.get_embeddings(MODEL, list(later))
+        assert all(np.array_equal(found[k], _half(v)) for k, v in later.items())
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_vectors_a_failed_write_left_are_written_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vectors written to the file before their rows failed to commit take no slot: the next
+    write uses the same slots, and the keys that failed are not cached."""
+    rng = np.random.default_rng(9)
+    lost = {f"x{i}": _unit(rng) for i in range(3)}
+    kept = {f"y{i}": _unit(rng) for i in range(3)}
+    store = EmbeddedStore(tmp_path / "index")
+    try:
+        store.put_embeddings(MODEL, {"first": _unit(rng)})
+        write = VectorFile.write
+
+        def killed(self: VectorFile, start: int, vectors: np.ndarray) -> None:
+            write(self, start, vectors)
+            raise OSError("killed after writing the vectors")
+
+        monkeypatch.setattr(VectorFile, "write", killed)
+        with pytest.raises(OSError, match="killed"):
+            store.put_embeddings(MODEL, lost)
+        monkeypatch.setattr(VectorFile, "write", write)
+        assert store.get_embeddings(MODEL, list(lost)) == {}
+        store.put_embeddings(MODEL, kept)
+        found = store.cache.get_with_slots(MODEL, list(kept))
+        assert sorted(slot for slot, _ in found.values()) == [1, 2, 3]
+        assert all(np.array_equal(found[k][1], _half(v)) for k, v in kept.items())
     finally:
         store.close()
