@@ -15,6 +15,9 @@ which. Except with ``use``, questions are embedded by the bundled model. Query l
 hit chunks. An access map gives each file one of ten groups, so readers of 1, 5 and 9 groups see
 10%, 50% and 90% of the documents; each case asks its own questions, so no query vector comes
 from the model's cache (except in the case that asks the unfiltered questions again on purpose).
+The dense search's recall@10 is measured against the exact top 10 of the embedder's own float32
+vectors, and the index's bytes are broken down by SQLite table and index and by segment array
+(bench/index_bytes.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import shutil
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,11 +38,14 @@ from shirabe.access.map import restrict
 from shirabe.embedders.protocol import Embedder, Matrix, Vector
 from shirabe.embedders.registry import make_embedder
 from shirabe.engine import Shirabe
+from shirabe.indexing.passages import chunk_embedding_text
 from shirabe.records import Filters, Reader
 from shirabe.settings import EmbedderSettings, IngestSettings, Settings
+from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.text.sentences import split_sentences
 
 from common import CACHE, SHARED, peak_rss_mb, percentile, write_sizes
+from index_bytes import embedded_bytes
 
 CHUNKS_PER_FILE = 100
 QUERIES = 300
@@ -216,6 +223,27 @@ def timed_cases(app: Shirabe, questions: Sequence[str]) -> dict[str, float]:
     return out
 
 
+def dense_recall(app: Shirabe, questions: Sequence[str], k: int = 10) -> dict[str, float]:
+    """Recall@k of the store's dense search (chunk level, unfiltered) against the exact top k
+    of the embedder's own float32 vectors of every chunk, for the first QUERIES questions."""
+    store = app.store
+    assert isinstance(store, EmbeddedStore)
+    ids = store.segments.indexed_ids()
+    chunks = store.get_chunks(ids.tolist())
+    texts = [chunk_embedding_text(chunks[int(i)]) for i in ids]
+    matrix = np.vstack(
+        [app.embedder.embed_passages(texts[s : s + 5000]) for s in range(0, len(texts), 5000)]
+    )
+    found = []
+    for q in questions[:QUERIES]:
+        vector = app.embedder.embed_query(q)
+        scores = matrix @ vector
+        truth = {int(ids[i]) for i in np.argpartition(-scores, k)[:k]}
+        hits = store.search_dense(vector, k)
+        found.append(len(truth & {h.chunk_id for h in hits}) / k)
+    return {f"dense_recall@{k}": round(float(np.mean(found)), 4)}
+
+
 def sentences_and_questions() -> tuple[list[str], list[str]]:
     data = json.loads((SHARED / "data" / "jsquad" / "valid-v1.3.json").read_text("utf-8"))
     sentences: list[str] = []
@@ -248,7 +276,7 @@ def write_corpus(folder: Path, chunks: int, sentences: list[str], seed: int = 7)
 
 def run(
     size: int, embedder: Embedder, sentences: list[str], questions: list[str]
-) -> dict[str, float]:
+) -> dict[str, Any]:
     work = CACHE / f"scale-{size}"
     corpus = work / "corpus"
     files = write_corpus(corpus, size, sentences)
@@ -268,6 +296,8 @@ def run(
 
     timings = timed_cases(app, questions)
     print(f"searches: {json.dumps(timings)}", flush=True)
+    recall = dense_recall(app, questions)
+    print(f"recall: {json.dumps(recall)}", flush=True)
 
     target = files[len(files) // 2]
     target.write_text(target.read_text("utf-8") + "\n## 追記\n\n変更された段落です。\n", "utf-8")
@@ -283,16 +313,20 @@ def run(
     assert any("二度目" in h.chunk.text for h in hits), [h.chunk.text for h in hits]
     app.close()
     disk = sum(f.stat().st_size for f in settings.home.rglob("*") if f.is_file())
+    sizes = embedded_bytes(settings.home)
+    print(f"bytes (MB): {json.dumps(sizes)}", flush=True)
     return {
         "chunks": chunks,
         "files": report.counts["added"],
         "build_seconds": round(build, 1),
         **timings,
+        **recall,
         "update_one_file_seconds": round(one_file, 3),
         "update_rescan_folder_seconds": round(folder_rescan, 3),
         "peak_rss_mb_after_build": round(rss_after_build, 0),
         "peak_rss_mb": round(peak_rss_mb(), 0),
         "disk_mb": round(disk / 2**20, 0),
+        "bytes_mb": sizes,
     }
 
 
@@ -309,6 +343,8 @@ def searches_only(size: int, embedder: Embedder, questions: list[str]) -> None:
     )
     with Shirabe(settings, embedder=embedder) as app:
         print(f"{size:>7} chunks searches: {json.dumps(timed_cases(app, questions))}", flush=True)
+        print(f"{size:>7} chunks recall: {json.dumps(dense_recall(app, questions))}", flush=True)
+    print(f"bytes (MB): {json.dumps(embedded_bytes(settings.home))}", flush=True)
 
 
 def main() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
 
@@ -12,6 +14,7 @@ import pytest
 
 from shirabe.stores.bm25 import bm25_weights, idf
 from shirabe.stores.embedded.index import SegmentIndex
+from shirabe.stores.embedded.quantize import dequantize, quantize
 from shirabe.stores.embedded.segments import SegmentDoc, build_segment
 from shirabe.stores.protocol import Level
 
@@ -217,3 +220,131 @@ def test_a_segment_left_by_a_killed_writer_is_replaced(tmp_path: Path) -> None:
     idx.apply(generation=2, dim=DIM, add=DOCS[1:2], remove=np.zeros(0, np.int64))
     assert [h.chunk_id for h in idx.search_lexical(["経費"], k=5)] == [2]
     assert idx.search_lexical(["障害"], k=5) == []  # the orphan's content never shows
+
+
+class Recorded:
+    """Full vectors by slot, recording which slots each search asked for."""
+
+    def __init__(self, vectors: dict[int, np.ndarray]) -> None:
+        self.vectors = vectors
+        self.asked: list[list[int]] = []
+
+    def __call__(self, slots: np.ndarray) -> np.ndarray:
+        self.asked.append(sorted(slots.tolist()))
+        return np.vstack([self.vectors[int(i)] for i in slots]).astype(np.float32)
+
+
+# two vectors whose int8 codes rank them the other way round for the query (1, 1, 0)
+AHEAD, BEHIND = unit(0.12, -0.11, -0.83), unit(-0.78, 0.79, -0.05)
+
+
+def test_the_best_candidates_are_rescored_with_their_full_vectors(tmp_path: Path) -> None:
+    full = Recorded({11: AHEAD, 12: BEHIND})
+    idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
+    docs = [SegmentDoc(1, ["甲"], AHEAD, vector_id=11), SegmentDoc(2, ["乙"], BEHIND, vector_id=12)]
+    idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
+    q = unit(1, 1, 0)
+    hits = idx.search_dense(q, k=2)
+    assert [h.chunk_id for h in hits] == [1, 2]
+    assert [h.score for h in hits] == pytest.approx([AHEAD @ q, BEHIND @ q], abs=1e-7)
+    assert full.asked == [[11, 12]]
+    # without a source of full vectors, the codes score, and rank the other way round
+    alone = SegmentIndex(tmp_path / "segments").search_dense(q, k=2)
+    assert [h.chunk_id for h in alone] == [2, 1]
+    assert abs(alone[0].score - float(BEHIND @ q)) > 1e-3
+
+
+def test_the_scan_keeps_four_candidates_a_result_for_rescoring(tmp_path: Path) -> None:
+    vectors = {100 + i: unit(1, i / 10, 0) for i in range(20)}
+    full = Recorded(vectors)
+    idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
+    docs = [SegmentDoc(i, ["共通"], vectors[100 + i], vector_id=100 + i) for i in range(1, 20)]
+    idx.apply(generation=1, dim=DIM, add=docs, remove=np.zeros(0, np.int64))
+    q = unit(0, 1, 0)
+    hits = idx.search_dense(q, k=1)
+    assert [h.chunk_id for h in hits] == [19]
+    assert hits[0].score == pytest.approx(float(vectors[119] @ q), abs=1e-7)
+    assert full.asked == [[116, 117, 118, 119]]  # the scan's best 4 of 19
+    idx.search_dense(q, k=2)
+    assert full.asked[-1] == list(range(112, 120))  # 8 for 2
+
+
+def test_sentences_are_rescored_and_rows_without_a_full_vector_keep_their_codes(
+    tmp_path: Path,
+) -> None:
+    full = Recorded({21: AHEAD, 22: BEHIND, 23: unit(-1, -1, 0)})  # −1: no cached vector
+    idx = SegmentIndex(tmp_path / "segments", full_vectors=full)
+    doc = SegmentDoc(
+        1,
+        ["甲", "乙", "丙"],
+        unit(1, 1, 0),
+        sentence_tokens=[["甲"], ["乙"], ["丙"]],
+        sentence_vectors=np.vstack([AHEAD, BEHIND, unit(-1, -1, 0)]),
+        sentence_vector_ids=[21, 22, 23],
+    )
+    other = SegmentDoc(
+        2,
+        ["丁", "戊"],
+        unit(1, 0, 1),
+        sentence_tokens=[["丁"], ["戊"]],
+        sentence_vectors=np.vstack([BEHIND, unit(0, 0, 1)]),
+        sentence_vector_ids=[-1, -1],
+    )
+    idx.apply(generation=1, dim=DIM, add=[doc, other], remove=np.zeros(0, np.int64))
+    q = unit(1, 1, 0)
+    hits = idx.search_dense(q, k=2, level="sentence")
+    # chunk 1 by its first sentence, read in full (its codes rank the second higher); chunk 2
+    # by what the codes of its first stand for, having no cached vector
+    codes, scales = quantize(BEHIND.reshape(1, DIM))
+    assert [h.chunk_id for h in hits] == [1, 2]
+    assert hits[0].score == pytest.approx(float(AHEAD @ q), abs=1e-7)
+    assert hits[1].score == pytest.approx(float(dequantize(codes, scales)[0] @ q), abs=1e-7)
+    assert full.asked == [[21, 22, 23]]
+
+
+def write_format_2(directory: Path, docs: Sequence[SegmentDoc], dim: int = DIM) -> None:
+    """A segment index as releases before format 3 wrote it: float32 vectors."""
+    segment = build_segment(docs, dim)
+    folder = directory / "seg-000001"
+    folder.mkdir(parents=True)
+    ordered = sorted(docs, key=lambda d: d.chunk_id)
+    sentences = [
+        d.sentence_vectors if d.sentence_vectors is not None else d.vector.reshape(1, dim)
+        for d in ordered
+    ]
+    arrays: dict[str, np.ndarray] = {
+        "chunk_ids": segment.chunk_ids,
+        "chunk_vectors": np.vstack([d.vector for d in ordered]).astype(np.float32),
+        "sent_ptr": segment.sent_ptr,
+        "sent_vectors": np.vstack(sentences).astype(np.float32),
+    }
+    levels: tuple[tuple[str, Level], ...] = (("chunk", "chunk"), ("sent", "sentence"))
+    for prefix, level in levels:
+        postings = segment.postings(level)
+        for name in ("terms", "term_ptr", "rows", "lengths"):
+            arrays[f"{prefix}_{name}"] = getattr(postings, name)
+        arrays[f"{prefix}_tfs"] = np.asarray(postings.tfs, dtype=np.float32)
+    for name, array in arrays.items():
+        np.save(folder / f"{name}.npy", array)
+    manifest = {"format": 2, "generation": 1, "dim": dim, "segments": [folder.name]}
+    (directory / "manifest.json").write_text(
+        json.dumps({**manifest, "tombstones": None, "counter": 1}), encoding="utf-8"
+    )
+
+
+def test_an_index_of_format_2_is_searched_until_it_is_rebuilt(tmp_path: Path) -> None:
+    directory = tmp_path / "segments"
+    write_format_2(directory, DOCS)
+    idx = SegmentIndex(directory)
+    assert idx.outdated and idx.generation == 1
+    assert [h.chunk_id for h in idx.search_lexical(["申請"], k=10)] == [2, 1]
+    dense = idx.search_dense(unit(1, 0, 1), k=3, level="sentence")
+    assert dense[0].chunk_id == 3 and dense[0].score == pytest.approx(1.0, abs=1e-6)
+    idx.optimize()  # not merged: rebuilt
+    assert idx.outdated
+    idx.apply(generation=2, dim=DIM, add=DOCS, remove=np.zeros(0, np.int64))  # starts over
+    assert not idx.outdated
+    assert json.loads((directory / "manifest.json").read_text())["format"] == 3
+    assert sorted(idx.indexed_ids().tolist()) == [1, 2, 3]
+    assert [h.chunk_id for h in idx.search_lexical(["申請"], k=10)] == [2, 1]
+    assert not (directory / "seg-000001").exists()

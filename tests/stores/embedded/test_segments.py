@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from shirabe.stores.bm25 import term_hash
-from shirabe.stores.embedded.segments import build_segment, merge_segments
+from shirabe.stores.embedded.segments import CodedVectors, build_segment, merge_segments
+from shirabe.stores.protocol import Level
 
 from tests.stores.embedded.test_index import DIM, DOCS
 
@@ -28,8 +29,14 @@ def test_merge_equals_single_segment() -> None:
     direct = build_segment([DOCS[0], DOCS[2]], DIM)
     assert merged.chunk_ids.tolist() == direct.chunk_ids.tolist()
     assert merged.sent_ptr.tolist() == direct.sent_ptr.tolist()
-    np.testing.assert_allclose(merged.sent_vectors, direct.sent_vectors)
-    for level in ("chunk", "sentence"):
+    levels: tuple[Level, ...] = ("chunk", "sentence")
+    for level in levels:
+        got, want = merged.vectors(level), direct.vectors(level)
+        assert isinstance(got, CodedVectors) and isinstance(want, CodedVectors)
+        assert np.asarray(got.codes).tolist() == np.asarray(want.codes).tolist()
+        assert np.asarray(got.scales).tolist() == np.asarray(want.scales).tolist()
+        assert np.asarray(got.ids).tolist() == np.asarray(want.ids).tolist()
+    for level in levels:
         a, b = merged.postings(level), direct.postings(level)
         assert a.terms.tolist() == b.terms.tolist()
         assert a.term_ptr.tolist() == b.term_ptr.tolist()

@@ -83,6 +83,13 @@ def contains(allowed: IdArray, ids: IdArray) -> NDArray[np.bool_]:
     return np.asarray(allowed[at] == ids)
 
 
+def keep_allowed(mask: NDArray[np.bool_], ids: IdArray, allowed: IdArray) -> None:
+    """Clears the entries of ``mask`` whose ids are not in ``allowed`` (sorted), looking up
+    only the ids still set."""
+    at = np.flatnonzero(mask)
+    mask[at] = contains(allowed, ids[at])
+
+
 KEPT_FILTERS = 8
 """Filters whose allowed ids :class:`AllowedIds` keeps (at 1M chunks, up to 8 MB each)."""
 

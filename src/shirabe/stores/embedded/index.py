@@ -4,7 +4,8 @@ The SQLite database is the source of truth; this index is derived from it and ca
 rebuilt. A manifest names the live segments and a tombstone file of deleted chunk ids; it is
 replaced atomically, so a reader sees either the old or the new index, never a mix. Updating one
 file writes one small segment plus tombstones instead of rewriting everything; small segments
-are merged as they accumulate, as in Lucene.
+are merged as they accumulate, as in Lucene. An index of an earlier format that can still be
+read is searched until it is rebuilt (:attr:`SegmentIndex.outdated`).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from shirabe.embedders.threads import single_threaded_blas
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
-from shirabe.stores.embedded.filters import contains
+from shirabe.stores.embedded.dense import FullVectors, search_dense
+from shirabe.stores.embedded.filters import keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
     IdArray,
@@ -32,6 +33,7 @@ from shirabe.stores.embedded.segments import (
     SegmentDoc,
     build_segment,
     load_array,
+    max_by_owner,
     merge_segments,
 )
 from shirabe.stores.protocol import Level
@@ -39,14 +41,17 @@ from shirabe.text.terms import as_weights
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2
+FORMAT = 3
+"""Segments of format 3 hold int8 codes of the vectors and their slots in the embedding cache;
+format 2 held the float32 vectors, and is still read (READABLE) until the index is rebuilt."""
+READABLE = (2, 3)
 MANIFEST = "manifest.json"
 MAX_SEGMENTS = 8
 COMPACT_TOMBSTONE_RATIO = 0.3
 NARROW = 4
 """A filter allowing fewer than 1/NARROW of the chunks is searched densely by reading the
-allowed chunks' vectors only, not every vector (the whole matrix is read at memory speed:
-about 13 ms at 100k chunks of 384 dimensions here)."""
+allowed chunks' vectors only, not every vector (the int8 codes of all of them are scanned in
+about 6 ms at 100k chunks of 384 dimensions here)."""
 
 
 @dataclass(slots=True)
@@ -56,11 +61,12 @@ class _Manifest:
     segments: list[str]
     tombstones: str | None
     counter: int
+    format: int = FORMAT
 
     def to_json(self) -> str:
         return json.dumps(
             {
-                "format": FORMAT,
+                "format": self.format,
                 "generation": self.generation,
                 "dim": self.dim,
                 "segments": self.segments,
@@ -87,10 +93,20 @@ class _View:
 class SegmentIndex:
     """Reads and writes the segment directory. Writers must hold the store's write lock."""
 
-    def __init__(self, directory: Path, *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        full_vectors: FullVectors | None = None,
+    ) -> None:
+        """``full_vectors`` gives the vectors a dense search rescores its best candidates
+        with (None: their int8 codes score them)."""
         self.directory = directory
         self.k1 = k1
         self.b = b
+        self.full_vectors = full_vectors
         self._view: _View | None = None
         self._readers = ReaderCollections()
 
@@ -111,7 +127,7 @@ class SegmentIndex:
             if content is None:
                 return None
         raw = json.loads(content.decode("utf-8"))
-        if raw.get("format") != FORMAT:
+        if raw.get("format") not in READABLE:
             return None
         return _Manifest(
             generation=int(raw["generation"]),
@@ -119,6 +135,7 @@ class SegmentIndex:
             segments=list(raw["segments"]),
             tombstones=raw["tombstones"],
             counter=int(raw["counter"]),
+            format=int(raw["format"]),
         )
 
     def view(self) -> _View | None:
@@ -141,7 +158,8 @@ class SegmentIndex:
         manifest = self._read_manifest(stamp)
         if manifest is None:
             return None
-        segments = [Segment.load(self.directory / name) for name in manifest.segments]
+        coded = manifest.format >= 3
+        segments = [Segment.load(self.directory / name, coded=coded) for name in manifest.segments]
         tombstones = (
             load_array(self.directory / manifest.tombstones, mapped=False)
             if manifest.tombstones
@@ -172,6 +190,13 @@ class SegmentIndex:
     def generation(self) -> int:
         view = self.view()
         return -1 if view is None else view.manifest.generation
+
+    @property
+    def outdated(self) -> bool:
+        """Whether the index is of an earlier format: searched as it is, but to be rebuilt
+        (a writer's :meth:`apply` then starts over)."""
+        view = self.view()
+        return view is not None and view.manifest.format < FORMAT
 
     def indexed_ids(self) -> IdArray:
         """Chunk ids currently searchable."""
@@ -232,7 +257,7 @@ class SegmentIndex:
                 row_scores = postings.score_rows(
                     rows, lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b
                 )
-                scores = _max_by_owner(row_scores, owner, len(docs))
+                scores = max_by_owner(row_scores, owner, len(docs))
                 ids = np.asarray(seg.chunk_ids)[docs]
                 mask = np.asarray(alive)[docs] & (scores > 0)
             else:
@@ -241,7 +266,7 @@ class SegmentIndex:
                 ids = np.asarray(seg.chunk_ids)
                 mask = alive & (scores > 0)
             if allowed is not None:
-                _keep_allowed(mask, ids, allowed)
+                keep_allowed(mask, ids, allowed)
             results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
@@ -271,36 +296,24 @@ class SegmentIndex:
         """Cosine similarity (vectors are normalised); at sentence level, the best sentence.
 
         ``allowed`` as in :meth:`search_lexical`. With ``within``, only those chunks are
-        scored (second-stage re-scoring).
+        scored (second-stage re-scoring). The best candidates of a scan of the int8 codes are
+        rescored with :attr:`full_vectors` (see ``dense.py``).
         """
         view = self.view()
         if view is None or view.live_docs == 0 or k <= 0:
             return []
-        q = np.asarray(vector, dtype=np.float32)
         if within is None and allowed is not None and NARROW * len(allowed) < view.live_docs:
             within = allowed  # a narrow filter: read the readable chunks' vectors only
-        results: list[ScoredId] = []
-        for seg, alive in zip(view.segments, view.alive, strict=True):
-            if seg.size == 0:
-                continue
-            if within is not None:
-                docs, rows, owner = seg.rows_of(level, within)
-                vectors = np.asarray(seg.vectors(level))[rows]
-                with single_threaded_blas():
-                    scores = _max_by_owner((vectors @ q).astype(np.float64), owner, len(docs))
-                ids = np.asarray(seg.chunk_ids)[docs]
-                mask = np.asarray(alive)[docs]
-            else:
-                with single_threaded_blas():
-                    all_rows = (np.asarray(seg.vectors(level)) @ q).astype(np.float64)
-                scores = seg.to_chunks(level, all_rows)
-                ids = np.asarray(seg.chunk_ids)
-                mask = alive.copy()
-            if allowed is not None and within is not allowed:  # else only allowed ones read
-                _keep_allowed(mask, ids, allowed)
-            results.extend(_top(ids, scores, mask, k))
-        results.sort(key=lambda h: (-h.score, h.chunk_id))
-        return results[:k]
+        return search_dense(
+            view.segments,
+            view.alive,
+            np.asarray(vector, dtype=np.float32),
+            k,
+            level=level,
+            allowed=allowed,
+            within=within,
+            full=self.full_vectors,
+        )
 
     # writing
 
@@ -315,11 +328,13 @@ class SegmentIndex:
         """Publish a new snapshot: ``add`` becomes a segment, ``remove`` becomes tombstones."""
         self.directory.mkdir(parents=True, exist_ok=True)
         view = self.view()
-        if view is not None and view.manifest.dim != dim:
-            view = None  # a different model: start over
+        # names go on after every name a manifest has used, even when starting over: a
+        # reader may still be loading the segments of the manifest being replaced
+        counter = view.manifest.counter if view else 0
+        if view is not None and (view.manifest.dim != dim or view.manifest.format < FORMAT):
+            view = None  # a different model, or an index of an earlier format: start over
         segments = list(view.manifest.segments) if view else []
         loaded = list(view.segments) if view else []
-        counter = view.manifest.counter if view else 0
         tombstones = view.tombstones if view else np.zeros(0, dtype=np.int64)
         if len(remove):
             tombstones = np.union1d(tombstones, np.asarray(remove, dtype=np.int64))
@@ -360,6 +375,8 @@ class SegmentIndex:
         view = self.view()
         if view is None or (len(view.segments) <= 1 and not len(view.tombstones)):
             return
+        if view.manifest.format < FORMAT:
+            return  # rebuilt, not merged, when the index is next refreshed
         names, _merged, tombstones, counter = self._merge(
             list(view.manifest.segments),
             list(view.segments),
@@ -433,21 +450,6 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
-
-
-def _keep_allowed(mask: NDArray[np.bool_], ids: IdArray, allowed: IdArray) -> None:
-    """Clears the entries of ``mask`` whose ids are not in ``allowed`` (sorted), looking up
-    only the ids still set."""
-    at = np.flatnonzero(mask)
-    mask[at] = contains(allowed, ids[at])
-
-
-def _max_by_owner(
-    row_scores: NDArray[np.float64], owner: NDArray[np.int64], n: int
-) -> NDArray[np.float64]:
-    out = np.full(n, -np.inf, dtype=np.float64)
-    np.maximum.at(out, owner, row_scores)
-    return out
 
 
 def _top(

@@ -1,7 +1,9 @@
 """Postings: an inverted index over rows (chunks or sentences) for BM25.
 
 Terms are stored as 64-bit hashes, sorted and searched with ``searchsorted``, so no vocabulary
-has to be loaded; the arrays are plain ``.npy`` files a segment opens with ``mmap``.
+has to be loaded; the arrays are plain ``.npy`` files a segment opens with ``mmap``. Term
+frequencies are whole numbers, kept in the smallest unsigned type that holds them (one byte
+each in practice; float32 in segments written before).
 """
 
 from __future__ import annotations
@@ -9,11 +11,30 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from shirabe.stores.bm25 import bm25_weights, term_hash
+
+Counts = NDArray[Any]
+"""Term frequencies: unsigned integers (float32 in segments written before)."""
+
+
+def narrow_counts(counts: Counts) -> Counts:
+    """Whole, non-negative counts in the smallest unsigned type that holds the largest; other
+    values (none a segment makes) as float32."""
+    values = np.asarray(counts)
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.uint8)
+    whole = bool(np.all(values >= 0) and np.all(values == np.floor(values)))
+    if whole:
+        peak = int(values.max())
+        for kind in (np.uint8, np.uint16, np.uint32):
+            if peak <= np.iinfo(kind).max:
+                return values.astype(kind)
+    return values.astype(np.float32)
 
 
 @dataclass(slots=True)
@@ -23,7 +44,7 @@ class Postings:
     terms: NDArray[np.uint64]
     term_ptr: NDArray[np.int64]
     rows: NDArray[np.int32]
-    tfs: NDArray[np.float32]
+    tfs: Counts
     lengths: NDArray[np.int32]
 
     FIELDS = ("terms", "term_ptr", "rows", "tfs", "lengths")
@@ -45,7 +66,7 @@ class Postings:
         return cls.from_triples(
             np.asarray(hashes, dtype=np.uint64),
             np.asarray(rows, dtype=np.int64),
-            np.asarray(tfs, dtype=np.float32),
+            np.asarray(tfs, dtype=np.int64),
             np.asarray([len(t) for t in token_rows], dtype=np.int32),
         )
 
@@ -54,7 +75,7 @@ class Postings:
         cls,
         hashes: NDArray[np.uint64],
         rows: NDArray[np.int64],
-        tfs: NDArray[np.float32],
+        tfs: Counts,
         lengths: NDArray[np.int32],
     ) -> Postings:
         order = np.lexsort((rows, hashes)) if len(hashes) else np.zeros(0, dtype=np.int64)
@@ -64,11 +85,11 @@ class Postings:
             terms=terms.astype(np.uint64),
             term_ptr=np.append(starts, len(sorted_hashes)).astype(np.int64),
             rows=rows[order].astype(np.int32),
-            tfs=tfs[order].astype(np.float32),
+            tfs=narrow_counts(tfs[order]),
             lengths=lengths.astype(np.int32),
         )
 
-    def triples(self) -> tuple[NDArray[np.uint64], NDArray[np.int64], NDArray[np.float32]]:
+    def triples(self) -> tuple[NDArray[np.uint64], NDArray[np.int64], Counts]:
         """(term hash, row, tf) for every posting."""
         per_term = np.diff(self.term_ptr)
         return (
@@ -147,7 +168,7 @@ def merge_postings(parts: Sequence[tuple[Postings, NDArray[np.bool_]]]) -> Posti
     """Concatenate postings of several row sets, keeping only the rows marked alive."""
     hashes: list[NDArray[np.uint64]] = []
     rows: list[NDArray[np.int64]] = []
-    tfs: list[NDArray[np.float32]] = []
+    tfs: list[Counts] = []
     lengths: list[NDArray[np.int32]] = []
     offset = 0
     for postings, alive in parts:

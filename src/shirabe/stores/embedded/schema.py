@@ -6,12 +6,17 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
+
+from shirabe.stores.embedded.upgrades import fewer_bytes
 
 log = logging.getLogger(__name__)
 
-# Numbered schema migrations; the n-th entry takes an index from version n-1 to n.
-MIGRATIONS: tuple[str, ...] = (
+# Numbered schema migrations; the n-th entry takes an index from version n-1 to n: SQL, or a
+# function of the connection for what SQL alone cannot do (upgrades.py).
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE sources (
@@ -80,7 +85,12 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE embeddings;
     ALTER TABLE embeddings_kept RENAME TO embeddings;
     """,
+    fewer_bytes,
 )
+
+FREEING = frozenset({5})
+"""Migrations after which most of the file is free pages: ``VACUUM`` gives them back to the
+disk once they are applied."""
 
 DATABASE = "index.sqlite3"
 """The database's file name in the index folder."""
@@ -102,22 +112,51 @@ def migrate(conn: sqlite3.Connection) -> None:
 
     Each migration reads the version inside its own write transaction, so a process that
     waited for another one migrating the same database finds the work done."""
+    applied: list[int] = []
     while True:
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
             if version >= len(MIGRATIONS):
                 conn.execute("COMMIT")
-                return
-            for statement in MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+                break
+            started = time.perf_counter()
+            step = MIGRATIONS[version]
+            if callable(step):
+                step(conn)
+            else:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {version + 1}")
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        log.info("applied schema migration %d", version + 1)
+        applied.append(version + 1)
+        log.info(
+            "applied schema migration %d in %.1f s", version + 1, time.perf_counter() - started
+        )
+    if FREEING.intersection(applied) and _had_rows(conn):
+        _vacuum(conn)
+
+
+def _had_rows(conn: sqlite3.Connection) -> bool:
+    """Whether the index had anything a migration could free (a new one has not)."""
+    return bool(conn.execute("SELECT EXISTS (SELECT 1 FROM embeddings)").fetchone()[0])
+
+
+def _vacuum(conn: sqlite3.Connection) -> None:
+    """Give the pages a migration freed back to the disk; a failure (no room for the copy
+    VACUUM writes) leaves them to later writes."""
+    started = time.perf_counter()
+    try:
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the copy went through the WAL
+    except sqlite3.Error as exc:
+        log.warning("VACUUM after the schema migration failed (%s); the file keeps its size", exc)
+        return
+    log.info("VACUUM after the schema migration took %.1f s", time.perf_counter() - started)
 
 
 def schema_version(home: Path) -> int:

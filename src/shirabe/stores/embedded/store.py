@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from shirabe.embedders.protocol import Vector
+from shirabe.embedders.protocol import Matrix, Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row, now, source_row
+from shirabe.stores.embedded.cache import EmbeddingCache, read_cache
 from shirabe.stores.embedded.filters import AllowedIds, add_regexp
 from shirabe.stores.embedded.index import SegmentIndex
 from shirabe.stores.embedded.locks import schema_lock, update_lock, wal
@@ -24,8 +25,9 @@ from shirabe.stores.embedded.rows import (
     INSERT_CHUNK,
     chunk_from_row,
     chunk_row,
-    sentence_json,
+    pack_terms,
     source_from_row,
+    unpack_terms,
 )
 from shirabe.stores.embedded.schema import DATABASE, meta_value, migrate, read_generation
 from shirabe.stores.embedded.segments import IdArray, SegmentDoc
@@ -62,11 +64,13 @@ class EmbeddedStore:
         self.update_timeout = update_timeout
         self.home.mkdir(parents=True, exist_ok=True)
         self.db_path = home / DATABASE
-        self.segments = SegmentIndex(home / "segments", k1=k1, b=b)
         self._local = threading.local()
+        self.cache = EmbeddingCache(self._conn, home)
+        self.segments = SegmentIndex(home / "segments", k1=k1, b=b, full_vectors=self._full_vectors)
         self._allowed = AllowedIds()
         self._model: str | None = None
         self._dim: int | None = None
+        self._indexed_model: str | None = None  # the model of the vectors segments refer to
         with schema_lock(home):
             migrate(self._conn())
 
@@ -74,13 +78,7 @@ class EmbeddedStore:
     def embedding_cache(home: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
         """The embedding cache of the index in ``home``, in batches of (model, {key: vector}),
         for carrying it into another store without embedding again."""
-        with contextlib.closing(sqlite3.connect(home / DATABASE)) as conn:
-            cursor = conn.execute("SELECT model, key, vector FROM embeddings ORDER BY model")
-            while rows := cursor.fetchmany(batch):
-                by_model: dict[str, dict[str, Vector]] = {}
-                for model, key, blob in rows:
-                    by_model.setdefault(model, {})[key] = np.frombuffer(blob, dtype=np.float32)
-                yield from by_model.items()
+        return read_cache(home / DATABASE, batch)
 
     # connections
 
@@ -162,11 +160,9 @@ class EmbeddedStore:
             rows = []
             for cid in batch:
                 tokens, sentences = terms(chunks[cid])
-                rows.append((" ".join(tokens), sentence_json(sentences), cid))
+                rows.append((pack_terms(tokens, sentences), cid))
             with self._write() as w:
-                w.executemany(
-                    "UPDATE chunks SET tokens = ?, sentence_tokens = ? WHERE id = ?", rows
-                )
+                w.executemany("UPDATE chunks SET terms = ? WHERE id = ?", rows)
         self.segments.clear()
         self.refresh()
 
@@ -255,34 +251,18 @@ class EmbeddedStore:
     # embedding cache
 
     def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
-        conn = self._conn()
-        found: dict[str, Vector] = {}
-        unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), _BATCH):
-            batch = unique[i : i + _BATCH]
-            marks = ",".join("?" * len(batch))
-            for key, blob in conn.execute(
-                f"SELECT key, vector FROM embeddings WHERE model = ? AND key IN ({marks})",
-                (model, *batch),
-            ):
-                found[key] = np.frombuffer(blob, dtype=np.float32)
-        return found
+        return self.cache.get(model, keys)
 
     def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
-        conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            conn.executemany(
-                "INSERT OR IGNORE INTO embeddings (model, key, vector) VALUES (?, ?, ?)",
-                [
-                    (model, key, np.asarray(vec, dtype=np.float32).tobytes())
-                    for key, vec in vectors.items()
-                ],
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        self.cache.put(model, vectors)
+
+    def _full_vectors(self, slots: IdArray) -> Matrix:
+        """The cached vectors at ``slots`` of the index's model, which its segments hold."""
+        if self._indexed_model is None:
+            self._indexed_model = self._model or meta_value(self._conn(), "embedding_model")
+        if self._indexed_model is None:
+            raise LookupError(f"the index in {self.home} has no model yet")
+        return self.cache.by_slot(self._indexed_model, slots)
 
     # writers
 
@@ -315,7 +295,7 @@ class EmbeddedStore:
         return read_generation(self._conn())
 
     def is_stale(self) -> bool:
-        return self.segments.generation != self.generation()
+        return self.segments.outdated or self.segments.generation != self.generation()
 
     def refresh(self, *, wait: bool = True) -> None:
         if not self.is_stale():
@@ -347,7 +327,9 @@ class EmbeddedStore:
             live = np.fromiter(
                 (r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")), dtype=np.int64
             )
-            indexed = self.segments.indexed_ids()
+            # an index of an earlier format is rebuilt whole
+            outdated = self.segments.outdated
+            indexed = np.zeros(0, np.int64) if outdated else self.segments.indexed_ids()
             to_add = np.setdiff1d(live, indexed)
             to_remove = np.setdiff1d(indexed, live)
             docs = list(self._segment_docs(conn, to_add, model, dim))
@@ -368,25 +350,26 @@ class EmbeddedStore:
             batch = id_list[i : i + _BATCH]
             marks = ",".join("?" * len(batch))
             rows = conn.execute(
-                "SELECT id, tokens, vector_keys, sentence_tokens FROM chunks "
-                f"WHERE id IN ({marks})",
-                batch,
+                f"SELECT id, terms, vector_keys FROM chunks WHERE id IN ({marks})", batch
             ).fetchall()
             keys = [json.loads(r["vector_keys"]) for r in rows]
-            vectors = self.get_embeddings(model, [k for ks in keys for k in ks])
+            cached = self.cache.get_with_slots(model, [k for ks in keys for k in ks])
             for row, ks in zip(rows, keys, strict=True):
-                found = [vectors.get(k) for k in ks]
+                found = [cached.get(k) for k in ks]
                 own = found[0] if found else None
                 if own is None:
                     log.warning("chunk %d has no vector; it can only be found by BM25", row["id"])
-                    own = np.zeros(dim, dtype=np.float32)
+                    own = (-1, np.zeros(dim, dtype=np.float32))
                 sentences = [v for v in found[1:] if v is not None]
+                tokens, sentence_tokens = unpack_terms(row["terms"])
                 yield SegmentDoc(
                     chunk_id=int(row["id"]),
-                    tokens=row["tokens"].split(),
-                    vector=own,
-                    sentence_tokens=[s.split() for s in json.loads(row["sentence_tokens"])],
-                    sentence_vectors=np.vstack(sentences) if sentences else None,
+                    tokens=tokens,
+                    vector=own[1],
+                    sentence_tokens=sentence_tokens,
+                    sentence_vectors=np.vstack([v for _, v in sentences]) if sentences else None,
+                    vector_id=own[0],
+                    sentence_vector_ids=[i for i, _ in sentences],
                 )
 
     # retrieval
