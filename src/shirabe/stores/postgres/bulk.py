@@ -74,9 +74,10 @@ def finish(conn: Any, dim: int, *, memory: str) -> None:
             started = time.perf_counter()
             lexical.recount_stats(conn)
             log.info("counted term statistics in %.1f s", time.perf_counter() - started)
-        if compaction.asked(conn):  # a migration: each chunk's terms by row, then the blocks
+        asked = compaction.asked(conn)
+        if asked:  # a migration: each chunk's terms by row, then the blocks
             forward.fill(conn)
-        if marked or compaction.asked(conn):
+        if marked or asked:
             compaction.rebuild(conn)
     build_indexes(conn, dim, memory=memory)
     conn.execute("DELETE FROM shirabe_meta WHERE key = %s", (MARKER,))

@@ -90,10 +90,10 @@ def score(
     weight = w[np.searchsorted(hashes, e["term"][keep])]
     part = weight * tf * a / (tf + b + c * stored.lengths[keep])
     owner, row = stored.owner[keep], rows[keep]
-    key = owner * (int(rows.max()) + 1) + row
-    unique, inverse = np.unique(key, return_inverse=True)
+    span = int(rows.max()) + 1  # rows of one chunk: a key per (chunk, row)
+    unique, inverse = np.unique(owner * span + row, return_inverse=True)
     per_row = np.bincount(inverse, weights=part)
-    row_owner = unique // (int(rows.max()) + 1)
+    row_owner = unique // span
     best = np.full(len(stored.ids), -np.inf)
     np.maximum.at(best, row_owner, per_row)
     present = np.flatnonzero(np.isfinite(best))

@@ -1,8 +1,7 @@
 """BM25's index in the server store: each term's chunk postings in blocks (``blocks.py``),
 and the statistics of both levels kept exact in the writers' transactions. A file's postings
-are written as fresh blocks and its statistics counted from its terms; sentence rows need no
-postings, since a sentence-level search scores the chunks it is given from their stored terms
-(``search.py``)."""
+are written as fresh blocks, with each chunk's terms by row (``forward.py``), which score the
+chunks a search already has at either level; the statistics are counted from the terms."""
 
 from __future__ import annotations
 

@@ -41,41 +41,31 @@ _GROUPS = "coalesce(s.metadata ->> 'groups', '[]')"
 
 _LEVELS: tuple[tuple[Level, str], ...] = (("chunk", "chunks"), ("sentence", "sentences"))
 
-MIGRATION_RECOUNT = f"""
+
+def _recount(postings: dict[Level, str]) -> str:
+    """Every file's counts under its groups, afresh, with each level's (term, file) rows read
+    from ``postings`` (a table or a subquery)."""
+    return f"""
 UPDATE sources s SET counted_as = {_GROUPS};
 DELETE FROM reader_term_stats;
 DELETE FROM reader_level_stats;
 """ + "".join(
-    f"""
+        f"""
 INSERT INTO reader_term_stats (level, term, readers, df)
-SELECT '{level}', p.term, s.counted_as, count(*) FROM {postings} p
+SELECT '{level}', p.term, s.counted_as, count(*) FROM {postings[level]} p
 JOIN sources s ON s.id = p.source_id GROUP BY p.term, s.counted_as;
 INSERT INTO reader_level_stats (level, readers, rows, total_length)
 SELECT '{level}', s.counted_as, count(*), coalesce(sum(r.length), 0) FROM {rows} r
 JOIN sources s ON s.id = r.source_id GROUP BY s.counted_as;
 """
-    for level, postings, rows in (
-        ("chunk", "postings", "chunks"),
-        ("sentence", "sentence_postings", "sentences"),
+        for level, rows in _LEVELS
     )
-)
+
+
+MIGRATION_RECOUNT = _recount({"chunk": "postings", "sentence": "sentence_postings"})
 """Migration 7's count, from the postings tables of that time (migration 11 replaced them)."""
 
-RECOUNT = f"""
-UPDATE sources s SET counted_as = {_GROUPS};
-DELETE FROM reader_term_stats;
-DELETE FROM reader_level_stats;
-""" + "".join(
-    f"""
-INSERT INTO reader_term_stats (level, term, readers, df)
-SELECT '{level}', p.term, s.counted_as, count(*) FROM {terms.level_terms(level, "true")} p
-JOIN sources s ON s.id = p.source_id GROUP BY p.term, s.counted_as;
-INSERT INTO reader_level_stats (level, readers, rows, total_length)
-SELECT '{level}', s.counted_as, count(*), coalesce(sum(r.length), 0) FROM {rows} r
-JOIN sources s ON s.id = r.source_id GROUP BY s.counted_as;
-"""
-    for level, rows in _LEVELS
-)
+RECOUNT = _recount({level: terms.level_terms(level, "true") for level, _rows in _LEVELS})
 """Every file's counts under its groups, afresh: at the end of a bulk load and after
 retokenizing."""
 

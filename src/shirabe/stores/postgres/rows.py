@@ -76,10 +76,10 @@ def chunk_row(
 
 def sentence_rows(
     ic: IndexedChunk, found: Sequence[Vector | None]
-) -> tuple[Sequence[Sequence[str]], Sequence[Vector | None]]:
+) -> tuple[Sequence[Sequence[str]], Sequence[Vector | None], bool]:
     """A chunk's sentence rows (their terms) and vectors, given the vectors ``found`` for its
     keys: its sentences when each has a vector, else (like the embedded store) the chunk as its
-    own single sentence."""
+    own single sentence; and whether it is that (``chunks.own_sentence``)."""
     own = found[0] if found else None
     vectors = found[1:]
     if (
@@ -87,5 +87,5 @@ def sentence_rows(
         and len(vectors) == len(ic.sentence_tokens)
         and all(v is not None for v in vectors)
     ):
-        return ic.sentence_tokens, vectors
-    return [ic.tokens], [own]
+        return ic.sentence_tokens, vectors, False
+    return [ic.tokens], [own], True

@@ -1,5 +1,5 @@
 """BM25 search in the server store: chunks ranked from their terms' posting blocks, and chunks
-given (a pool, or the best candidates of long posting lists) scored from their stored terms.
+given (a pool, or the best candidates of long posting lists) scored from their terms by row.
 
 - Chunk level, short posting lists: every block of the query's terms is read and scored here;
   the best chunks are then checked against the chunks table (a chunk deleted since its block
@@ -55,13 +55,14 @@ class _Query:
         n: int,
     ) -> None:
         self.terms, self.weights, self.bm25, self.filters = terms, weights, bm25, filters
+        self.position = {t: i for i, t in enumerate(terms)}
         self.readable = readable
         self.files = None if readable is None else np.asarray(sorted(readable[0]), np.int64)
         self.share = 1.0 if readable is None else max(readable[1], 1) / n
 
     def scores(self, term: str, p: blocks.Postings) -> NDArray[np.float64]:
         a, b, c = self.bm25
-        w = self.weights[self.terms.index(term)]
+        w = self.weights[self.position[term]]
         tf = p.tfs.astype(np.float64)
         return np.asarray(w * tf * a / (tf + b + c * p.lengths), dtype=np.float64)
 
@@ -150,9 +151,9 @@ def _exact(conn: Any, query: _Query, k: int) -> list[ScoredId]:
     ids, scores = ids[keep], scores[keep]
     out: list[ScoredId] = []
     start = 0
+    where, params = query.condition(conn, "p")
     while len(out) < k and start < len(ids):
         batch = [int(i) for i in ids[start : start + k - len(out) + CHECKED]]
-        where, params = query.condition(conn, "p")
         present = {
             int(r["chunk_id"])
             for r in conn.execute(

@@ -91,8 +91,7 @@ def replace_source(
     with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
         for cid, ic in zip(ids, chunks, strict=True):
             found = [vectors.get(k) for k in ic.vector_keys]
-            terms, row_vectors = sentence_rows(ic, found)
-            own_sentence = [list(t) for t in terms] != [list(t) for t in ic.sentence_tokens]
+            terms, row_vectors, own_sentence = sentence_rows(ic, found)
             copy.write_row(chunk_row(cid, source_id, ic, own_sentence=own_sentence))
             own = found[0] if found else None
             if own is None:
