@@ -146,7 +146,8 @@ def prepare(conn: Any) -> dict[str, float]:
         )
         sources = dict(conn.execute("SELECT id, path FROM sources").fetchall())
         conn.execute(
-            "INSERT INTO ext_vectors SELECT v.chunk_id, v.embedding, ARRAY[g.label]::smallint[] "
+            "INSERT INTO ext_vectors "
+            "SELECT v.chunk_id, v.embedding::vector, ARRAY[g.label]::smallint[] "
             "FROM chunk_vectors v JOIN unnest(%s::bigint[], %s::smallint[]) AS g (id, label) "
             "ON g.id = v.source_id",
             (list(sources), [group_number(p) for p in sources.values()]),

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 from typer.testing import CliRunner
@@ -195,13 +196,14 @@ def test_filtered_vector_search_reads_the_index_then_filters(
         for f in range(10):
             texts = [f"文書{f} 項目{c}" for c in range(30)]
             put_file(store, f"/d/{f}.md", texts, groups=(f"g{f}",), sentences=False)
-            vectors.update({(f"/d/{f}.md", t): unit(t) for t in texts})
+            # as stored: in half precision
+            vectors.update({(f"/d/{f}.md", t): unit(t).astype(np.float16) for t in texts})
         store.optimize()
         q = unit("問い合わせ")
 
         def nearest(groups: int, k: int) -> list[tuple[str, str]]:
             readable = [key for key in vectors if int(key[0][3]) < groups]
-            return sorted(readable, key=lambda key: -float(vectors[key] @ q))[:k]
+            return sorted(readable, key=lambda key: -float(vectors[key].astype(np.float32) @ q))[:k]
 
         def found(groups: int, k: int) -> list[tuple[str, str]]:
             only = Filters(groups=frozenset(f"g{g}" for g in range(groups)))

@@ -10,6 +10,7 @@ from shirabe.records import ScoredId
 from shirabe.stores.postgres import compaction
 from shirabe.stores.postgres.store import PostgresStore
 
+from tests.stores.postgres.downgrades import originals, to_schema_11
 from tests.stores.test_contract import DIM, K1, MODEL, B, put_file
 
 pytestmark = pytest.mark.postgres
@@ -150,9 +151,10 @@ def test_an_index_of_posting_rows_migrates_to_term_blocks(database_url: str) -> 
         store.close()
     with psycopg.connect(database_url, autocommit=True) as conn:
         written = conn.execute(SNAPSHOT).fetchall()
+        to_schema_11(conn, originals(FILES))
         conn.execute(DOWNGRADE)
         assert conn.execute("SELECT count(*) > 0 FROM sentence_postings").fetchone() == (True,)
-    store = open_store(database_url)  # migration 11, then the blocks are built at bind
+    store = open_store(database_url)  # migrations 11 and 12, then the blocks are built at bind
     try:
         assert results(store) == before
         assert blocks_state(database_url) == (0, blocks_state(database_url)[1], 0)

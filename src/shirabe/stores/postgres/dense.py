@@ -6,7 +6,12 @@ A filter that leaves many chunks is applied after the index: the index's nearest
 ``k / share`` chunks (and some to spare) are read unfiltered and the readable ones kept, which
 are then exactly the readable chunks nearest by the index. Only when that leaves fewer than
 ``k`` does the filter go inside the index scan (iterative scans), which at 100k chunks costs
-75-95 ms a search against 9-13 ms (bench/postgres.py, 90% of the files readable)."""
+75-95 ms a search against 9-13 ms (bench/postgres.py, 90% of the files readable).
+
+Vectors are kept in half precision (``halfvec``), as the embedding cache keeps them. Every
+score returned is that of the stored vector against the query's float32 one (the column cast
+to ``vector``), as the embedded store scores; the index, which compares half-precision
+vectors, only picks the candidates, and its nearest ``RESCORED × k`` are scored so."""
 
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ from shirabe.embedders.protocol import Vector
 from shirabe.records import Filters, ScoredId
 from shirabe.stores.postgres.filters import filter_sql
 from shirabe.stores.protocol import Level
+
+RESCORED = 2
+"""How many more of the index's nearest chunks than ``k`` are scored exactly."""
 
 OVERSAMPLE = 1.25
 """How many more of the index's nearest chunks than ``k / share`` a filtered search reads."""
@@ -58,7 +66,7 @@ def hnsw_index_sql(dim: int) -> str:
     cast to it (and searches must cast alike to use it)."""
     return (
         "CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors "
-        f"USING hnsw ((embedding::vector({int(dim)})) vector_cosine_ops) WITH ({HNSW_BUILD})"
+        f"USING hnsw ((embedding::halfvec({int(dim)})) halfvec_cosine_ops) WITH ({HNSW_BUILD})"
     )
 
 
@@ -94,27 +102,33 @@ def search(
         exact = allowed <= hnsw.exact_below
     if level == "sentence" and not exact:
         exact = True  # sentences have no HNSW index (they re-score candidates)
-    if exact:
-        # every allowed row scored: no index, the true top k
-        distance = "x.embedding <=> %s::vector"
-    else:  # chunk level, through the index
-        distance = f"x.embedding::vector({dim}) <=> %s::vector({dim})"
+    exact_distance = "x.embedding::vector <=> %s::vector"
+    if not exact:  # chunk level, through the index
+        index_distance = f"x.embedding::halfvec({dim}) <=> %s::halfvec({dim})"
         if allowed is not None:
-            found = _filtered_after(conn, q, k, (where, params, allowed), distance, hnsw)
+            found = _filtered_after(conn, q, k, (where, params, allowed), index_distance, hnsw)
             if found is not None:
                 return found
-        hnsw_settings(conn, max(hnsw.ef_search, k))
+        hnsw_settings(conn, max(hnsw.ef_search, k * RESCORED))
+        # MATERIALIZED: the index's nearest, then scored exactly
+        sql = (
+            "WITH x AS MATERIALIZED (SELECT x.chunk_id, x.embedding FROM chunk_vectors x "
+            f"WHERE {' AND '.join(conditions)} ORDER BY {index_distance} LIMIT %s) "
+            f"SELECT x.chunk_id, {exact_distance} AS distance FROM x "
+            "ORDER BY distance, x.chunk_id LIMIT %s"
+        )
+        rows = conn.execute(sql, [*params, q, k * RESCORED, q, k]).fetchall()
+        return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
+    # every allowed row scored: no index, the true top k
     where_sql = " AND ".join(conditions)
     if level == "chunk":
-        # the index orders by distance alone; exact scans also break ties by id
-        order = "distance" if not exact else "distance, x.chunk_id"
         sql = (
-            f"SELECT x.chunk_id, {distance} AS distance FROM chunk_vectors x "
-            f"WHERE {where_sql} ORDER BY {order} LIMIT %s"
+            f"SELECT x.chunk_id, {exact_distance} AS distance FROM chunk_vectors x "
+            f"WHERE {where_sql} ORDER BY distance, x.chunk_id LIMIT %s"
         )
     else:
         sql = (
-            f"SELECT x.chunk_id, min({distance}) AS distance FROM sentences x "
+            f"SELECT x.chunk_id, min({exact_distance}) AS distance FROM sentences x "
             f"WHERE {where_sql} GROUP BY x.chunk_id ORDER BY distance, x.chunk_id LIMIT %s"
         )
     rows = conn.execute(sql, [q, *params, k]).fetchall()
@@ -143,11 +157,13 @@ def _filtered_after(
     hnsw_settings(conn, max(hnsw.ef_search, fetch))
     # MATERIALIZED: the index scan runs alone (the planner would otherwise push the filter in)
     sql = (
-        f"WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, {distance} AS distance "
-        "FROM chunk_vectors x ORDER BY distance LIMIT %s) "
-        f"SELECT x.chunk_id, x.distance FROM x WHERE {where} ORDER BY x.distance LIMIT %s"
+        "WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, x.embedding, "
+        f"{distance} AS near FROM chunk_vectors x ORDER BY near LIMIT %s), "
+        f"y AS (SELECT x.chunk_id, x.embedding FROM x WHERE {where} ORDER BY x.near LIMIT %s) "
+        "SELECT y.chunk_id, y.embedding::vector <=> %s::vector AS distance FROM y "
+        "ORDER BY distance, y.chunk_id LIMIT %s"
     )
-    rows = conn.execute(sql, [q, fetch, *params, k]).fetchall()
+    rows = conn.execute(sql, [q, fetch, *params, k * RESCORED, q, k]).fetchall()
     if len(rows) < k and fetch < n:
         return None
     return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]

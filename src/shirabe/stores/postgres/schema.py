@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from shirabe.errors import ShirabeError
-from shirabe.stores.postgres import compaction, forward, readers
+from shirabe.stores.postgres import cache, compaction, forward, readers
 
 log = logging.getLogger(__name__)
 
-# Numbered schema migrations; the n-th entry takes a database from version n-1 to n.
-MIGRATIONS: tuple[str, ...] = (
+Step = str | Callable[[Any], None]
+"""A migration's step: SQL, or a function given the migration's connection (rows as tuples)
+for what SQL cannot do alone."""
+
+# Numbered schema migrations; the n-th entry takes a database from version n-1 to n, in one
+# transaction, by its steps in order.
+MIGRATIONS: tuple[str | tuple[Step, ...], ...] = (
     """
     CREATE EXTENSION IF NOT EXISTS vector;
     CREATE TABLE shirabe_meta (key text PRIMARY KEY, value text NOT NULL);
@@ -296,6 +302,16 @@ MIGRATIONS: tuple[str, ...] = (
     + ";\n"
     + ";\n".join(i.format(name="term_blocks") for i in compaction.INDEXES)
     + f";\nINSERT INTO shirabe_meta VALUES ('{compaction.REBUILD}', 'rebuild');\n",
+    # 12: vectors in half precision (pgvector's halfvec), the embedding cache too; the HNSW
+    # index over them is built again at the next start (bulk.py)
+    (
+        """
+        DROP INDEX IF EXISTS chunk_vectors_hnsw;
+        ALTER TABLE chunk_vectors ALTER COLUMN embedding TYPE halfvec USING embedding::halfvec;
+        ALTER TABLE sentences ALTER COLUMN embedding TYPE halfvec USING embedding::halfvec;
+        """,
+        cache.halve,
+    ),
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
@@ -341,7 +357,11 @@ def migrate(url: str) -> list[int]:
                 )
             for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
                 with conn.transaction():
-                    conn.execute(script)
+                    for step in (script,) if isinstance(script, str) else script:
+                        if isinstance(step, str):
+                            conn.execute(step)
+                        else:
+                            step(conn)
                     conn.execute("INSERT INTO shirabe_schema (version) VALUES (%s)", (number,))
                 applied.append(number)
                 log.info("applied schema migration %d", number)

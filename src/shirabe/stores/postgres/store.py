@@ -26,12 +26,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-import numpy as np
-
 from shirabe.embedders.protocol import Vector
 from shirabe.records import Chunk, Filters, IndexStatus, IngestReport, ScoredId, SourceInfo
 from shirabe.stores.common import UPDATE_TIMEOUT, check_model, ingest_row
-from shirabe.stores.postgres import bulk, compaction, dense, lexical, search, writes
+from shirabe.stores.postgres import bulk, cache, compaction, dense, lexical, search, writes
 from shirabe.stores.postgres.connections import (
     WriteClock,
     advisory_lock,
@@ -314,30 +312,14 @@ class PostgresStore:
     # embedding cache
 
     def get_embeddings(self, model: str, keys: Sequence[str]) -> dict[str, Vector]:
-        found: dict[str, Vector] = {}
-        unique = list(dict.fromkeys(keys))
         with self._conn() as conn:
-            for i in range(0, len(unique), _BATCH):
-                batch = unique[i : i + _BATCH]
-                for row in conn.execute(
-                    "SELECT key, vector FROM embeddings WHERE model = %s AND key = ANY(%s)",
-                    (model, batch),
-                ):
-                    found[row["key"]] = np.frombuffer(row["vector"], dtype=np.float32)
-        return found
+            return cache.get(conn, model, keys)
 
     def put_embeddings(self, model: str, vectors: Mapping[str, Vector]) -> None:
         if not vectors:
             return
         with self._tx() as conn:
-            conn.cursor().executemany(
-                "INSERT INTO embeddings (model, key, vector) VALUES (%s, %s, %s) "
-                "ON CONFLICT DO NOTHING",
-                [
-                    (model, key, np.asarray(vec, dtype=np.float32).tobytes())
-                    for key, vec in vectors.items()
-                ],
-            )
+            cache.put(conn, model, vectors)
 
     # indexes
 

@@ -12,6 +12,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pgvector import HalfVector
+
 from shirabe.embedders.protocol import Vector
 from shirabe.stores.common import now, source_row
 from shirabe.stores.postgres import forward, lexical, readers
@@ -86,8 +88,9 @@ def replace_source(
         ).fetchall()
     ]
     docs: list[PostedChunk] = []
-    sentences: list[tuple[int, int, int, int, Vector]] = []
-    chunk_vectors: list[tuple[int, int, Vector]] = []
+    # vectors in half precision, rounded to nearest as the embedding cache rounds them
+    sentences: list[tuple[int, int, int, int, HalfVector]] = []
+    chunk_vectors: list[tuple[int, int, HalfVector]] = []
     with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
         for cid, ic in zip(ids, chunks, strict=True):
             found = [vectors.get(k) for k in ic.vector_keys]
@@ -97,22 +100,22 @@ def replace_source(
             if own is None:
                 log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
             else:
-                chunk_vectors.append((cid, source_id, own))
+                chunk_vectors.append((cid, source_id, HalfVector(own)))
             for ord_, (sentence, vec) in enumerate(zip(terms, row_vectors, strict=True)):
                 if vec is not None:
-                    sentences.append((cid, source_id, ord_, len(sentence), vec))
+                    sentences.append((cid, source_id, ord_, len(sentence), HalfVector(vec)))
             docs.append((cid, ic.tokens, terms))
     copy_rows(
         conn,
         "chunk_vectors (chunk_id, source_id, embedding)",
         chunk_vectors,
-        ("int8", "int8", "vector"),
+        ("int8", "int8", "halfvec"),
     )
     copy_rows(
         conn,
         "sentences (chunk_id, source_id, ord, length, embedding)",
         sentences,
-        ("int8", "int8", "int4", "int4", "vector"),
+        ("int8", "int8", "int4", "int4", "halfvec"),
     )
     forward.write(conn, [(cid, source_id, tokens, terms) for cid, tokens, terms in docs])
     frequencies = lexical.write_postings(conn, source_id, docs, count=not bulk)
