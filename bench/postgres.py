@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import psycopg
@@ -82,6 +84,13 @@ def recall(
     return out
 
 
+def drop_page_cache() -> None:
+    """Empty the operating system's page cache (root only, Linux), so that the next searches
+    read the database from disk; PostgreSQL's own ``shared_buffers`` keeps what it holds."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
+
+
 def relation_sizes(url: str) -> dict[str, float]:
     """Each table's size with its indexes and TOAST, in MB, largest first (those over 1 MB)."""
     with psycopg.connect(url) as conn:
@@ -100,6 +109,9 @@ def run(
     sentences: list[str],
     questions: list[str],
     embedder: Embedder,
+    *,
+    cold: bool = False,
+    build_memory: str | None = None,
 ) -> dict[str, object]:
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
@@ -108,7 +120,9 @@ def run(
     with temporary_database(server, "shirabe_bench", keep=keep) as url:
         settings = Settings(
             home=work / "home",
-            store=StoreSettings(database_url=url),
+            store=StoreSettings(database_url=url, database_build_memory=build_memory)
+            if build_memory
+            else StoreSettings(database_url=url),
             ingest=IngestSettings(section_summaries=False, access_map=access),
         )
         shutil.rmtree(settings.home, ignore_errors=True)
@@ -122,7 +136,13 @@ def run(
         assert isinstance(store, PostgresStore)
         store.optimize()
 
-        timings = timed_cases(app, questions)
+        timings: dict[str, float] = {}
+        if cold:  # the questions asked once with nothing of the index in the OS page cache
+            drop_page_cache()
+            first = timed_cases(app, questions)
+            print(f"searches, first pass from a cold cache: {json.dumps(first)}", flush=True)
+            timings |= {f"cold_{name}": value for name, value in first.items()}
+        timings |= timed_cases(app, questions)
         print(f"searches: {json.dumps(timings)}", flush=True)
 
         target = files[len(files) // 2]
@@ -162,13 +182,30 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--keep", action="store_true", help="keep the databases afterwards")
     parser.add_argument("--embedder", choices=EMBEDDERS, default="random")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="first time the questions with the OS page cache emptied (root), then again",
+    )
+    parser.add_argument(
+        "--build-memory", help="maintenance_work_mem for the index builds (default: the setting)"
+    )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()
     results = {}
     for size in args.sizes:
         embedder = bench_embedder(args.embedder, sentences)  # a fresh query cache a size
         print(f"vectors: {embedder.name}")
-        results[str(size)] = run(size, args.database, args.keep, sentences, questions, embedder)
+        results[str(size)] = run(
+            size,
+            args.database,
+            args.keep,
+            sentences,
+            questions,
+            embedder,
+            cold=args.cold,
+            build_memory=args.build_memory,
+        )
         print(f"{size:>7} chunks target: {json.dumps(results[str(size)])}", flush=True)
     path = write_sizes(f"postgres-{args.embedder}", {"vectors": embedder.name}, results)
     print(f"wrote {path}")
