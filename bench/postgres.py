@@ -111,7 +111,7 @@ def run(
     embedder: Embedder,
     *,
     cold: bool = False,
-    build_memory: str | None = None,
+    build_memory: str = StoreSettings().database_build_memory,
 ) -> dict[str, object]:
     work = CACHE / f"postgres-{size}"
     corpus = work / "corpus"
@@ -120,9 +120,7 @@ def run(
     with temporary_database(server, "shirabe_bench", keep=keep) as url:
         settings = Settings(
             home=work / "home",
-            store=StoreSettings(database_url=url, database_build_memory=build_memory)
-            if build_memory
-            else StoreSettings(database_url=url),
+            store=StoreSettings(database_url=url, database_build_memory=build_memory),
             ingest=IngestSettings(section_summaries=False, access_map=access),
         )
         shutil.rmtree(settings.home, ignore_errors=True)
@@ -188,7 +186,9 @@ def main() -> None:
         help="first time the questions with the OS page cache emptied (root), then again",
     )
     parser.add_argument(
-        "--build-memory", help="maintenance_work_mem for the index builds (default: the setting)"
+        "--build-memory",
+        default=StoreSettings().database_build_memory,
+        help="maintenance_work_mem for the index builds (default: the setting's)",
     )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()

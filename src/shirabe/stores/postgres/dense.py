@@ -30,6 +30,9 @@ from shirabe.stores.protocol import Level
 RESCORED = 2
 """How many more of the index's nearest chunks than ``k`` are scored exactly."""
 
+EXACT_DISTANCE = "x.embedding::vector <=> %s::vector"
+"""The cosine distance of a stored (half-precision) vector to the float32 query."""
+
 OVERSAMPLE = 1.25
 """How many more of the index's nearest chunks than ``k / share`` a filtered search reads."""
 
@@ -102,7 +105,6 @@ def search(
         exact = allowed <= hnsw.exact_below
     if level == "sentence" and not exact:
         exact = True  # sentences have no HNSW index (they re-score candidates)
-    exact_distance = "x.embedding::vector <=> %s::vector"
     if not exact:  # chunk level, through the index
         index_distance = f"x.embedding::halfvec({dim}) <=> %s::halfvec({dim})"
         if allowed is not None:
@@ -112,26 +114,34 @@ def search(
         hnsw_settings(conn, max(hnsw.ef_search, k * RESCORED))
         # MATERIALIZED: the index's nearest, then scored exactly
         sql = (
-            "WITH x AS MATERIALIZED (SELECT x.chunk_id, x.embedding FROM chunk_vectors x "
+            "WITH near AS MATERIALIZED (SELECT x.chunk_id, x.embedding FROM chunk_vectors x "
             f"WHERE {' AND '.join(conditions)} ORDER BY {index_distance} LIMIT %s) "
-            f"SELECT x.chunk_id, {exact_distance} AS distance FROM x "
-            "ORDER BY distance, x.chunk_id LIMIT %s"
+            + _RESCORE.format(candidates="near")
         )
-        rows = conn.execute(sql, [*params, q, k * RESCORED, q, k]).fetchall()
-        return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
+        return _scored(conn.execute(sql, [*params, q, k * RESCORED, q, k]).fetchall())
     # every allowed row scored: no index, the true top k
     where_sql = " AND ".join(conditions)
     if level == "chunk":
         sql = (
-            f"SELECT x.chunk_id, {exact_distance} AS distance FROM chunk_vectors x "
+            f"SELECT x.chunk_id, {EXACT_DISTANCE} AS distance FROM chunk_vectors x "
             f"WHERE {where_sql} ORDER BY distance, x.chunk_id LIMIT %s"
         )
     else:
         sql = (
-            f"SELECT x.chunk_id, min({exact_distance}) AS distance FROM sentences x "
+            f"SELECT x.chunk_id, min({EXACT_DISTANCE}) AS distance FROM sentences x "
             f"WHERE {where_sql} GROUP BY x.chunk_id ORDER BY distance, x.chunk_id LIMIT %s"
         )
-    rows = conn.execute(sql, [q, *params, k]).fetchall()
+    return _scored(conn.execute(sql, [q, *params, k]).fetchall())
+
+
+_RESCORE = (
+    f"SELECT x.chunk_id, {EXACT_DISTANCE} AS distance FROM {{candidates}} x "
+    "ORDER BY distance, x.chunk_id LIMIT %s"
+)
+"""The best ``k`` of the candidates (rows of chunk_id and embedding), scored exactly."""
+
+
+def _scored(rows: Sequence[Any]) -> list[ScoredId]:
     return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
 
 
@@ -159,11 +169,10 @@ def _filtered_after(
     sql = (
         "WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, x.embedding, "
         f"{distance} AS near FROM chunk_vectors x ORDER BY near LIMIT %s), "
-        f"y AS (SELECT x.chunk_id, x.embedding FROM x WHERE {where} ORDER BY x.near LIMIT %s) "
-        "SELECT y.chunk_id, y.embedding::vector <=> %s::vector AS distance FROM y "
-        "ORDER BY distance, y.chunk_id LIMIT %s"
+        f"readable AS (SELECT x.chunk_id, x.embedding FROM x WHERE {where} ORDER BY x.near "
+        "LIMIT %s) " + _RESCORE.format(candidates="readable")
     )
     rows = conn.execute(sql, [q, fetch, *params, k * RESCORED, q, k]).fetchall()
     if len(rows) < k and fetch < n:
         return None
-    return [ScoredId(int(r["chunk_id"]), 1.0 - float(r["distance"])) for r in rows]
+    return _scored(rows)
