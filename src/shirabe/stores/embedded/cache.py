@@ -61,16 +61,7 @@ class EmbeddingCache:
         if known is None:
             return {}
         model_id, vectors = known
-        conn = self._conn()
-        found: list[tuple[str, int]] = []
-        unique = list(dict.fromkeys(keys))
-        for i in range(0, len(unique), _BATCH):
-            batch = unique[i : i + _BATCH]
-            marks = ",".join("?" * len(batch))
-            found += conn.execute(
-                f"SELECT key, slot FROM embeddings WHERE model = ? AND key IN ({marks})",
-                (model_id, *batch),
-            ).fetchall()
+        found = _slots(self._conn(), model_id, keys)
         matrix = vectors.read(np.asarray([slot for _, slot in found], dtype=np.int64))
         return {key: (int(slot), matrix[i]) for i, (key, slot) in enumerate(found)}
 
@@ -99,17 +90,7 @@ class EmbeddingCache:
             if dim != halves.shape[1]:
                 raise ValueError(f"{model} makes vectors of {dim} numbers, not {halves.shape[1]}")
             keys = list(vectors)
-            cached: set[str] = set()
-            for i in range(0, len(keys), _BATCH):
-                batch = keys[i : i + _BATCH]
-                marks = ",".join("?" * len(batch))
-                cached.update(
-                    key
-                    for (key,) in conn.execute(
-                        f"SELECT key FROM embeddings WHERE model = ? AND key IN ({marks})",
-                        (model_id, *batch),
-                    )
-                )
+            cached = {key for key, _slot in _slots(conn, model_id, keys)}
             new = [i for i, key in enumerate(keys) if key not in cached]
             if new:
                 VectorFile(vector_file(self._home, model_id), dim).write(count, halves[new])
@@ -125,6 +106,20 @@ class EmbeddingCache:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+
+def _slots(conn: sqlite3.Connection, model_id: int, keys: Sequence[str]) -> list[tuple[str, int]]:
+    """The (key, slot) of those of ``keys`` the model has a vector for."""
+    found: list[tuple[str, int]] = []
+    unique = list(dict.fromkeys(keys))
+    for i in range(0, len(unique), _BATCH):
+        batch = unique[i : i + _BATCH]
+        marks = ",".join("?" * len(batch))
+        found += conn.execute(
+            f"SELECT key, slot FROM embeddings WHERE model = ? AND key IN ({marks})",
+            (model_id, *batch),
+        ).fetchall()
+    return found
 
 
 def read_cache(database: Path, batch: int = 2000) -> Iterator[tuple[str, dict[str, Vector]]]:
