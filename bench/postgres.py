@@ -24,6 +24,7 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -40,7 +41,10 @@ from common import CACHE, peak_rss_mb, percentile, write_sizes
 from scale import (
     EMBEDDERS,
     QUERIES,
+    READABLE,
     bench_embedder,
+    group_of,
+    readable,
     sentences_and_questions,
     timed_cases,
     write_access_map,
@@ -56,15 +60,24 @@ def exact_top(matrix: np.ndarray, ids: np.ndarray, q: np.ndarray, k: int) -> set
     return {int(ids[i]) for i in top}
 
 
+def stored_vectors(url: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every chunk's id, stored vector and group (``group_of`` its file)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT v.chunk_id, v.embedding::text, s.path FROM chunk_vectors v "
+            "JOIN sources s ON s.id = v.source_id"
+        ).fetchall()
+    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+    matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
+    return ids, matrix, np.asarray([group_of(r[2]) for r in rows])
+
+
 def recall(
     store: PostgresStore, queries: list[Vector], k: int = 10, name: str = ""
 ) -> dict[str, float]:
     """Recall@10 of the store's vector search against the exact top 10 at each ``ef_search``,
     with the median time of one vector search; ``name`` tells the question sample apart."""
-    with psycopg.connect(store.url) as conn:
-        rows = conn.execute("SELECT chunk_id, embedding::text FROM chunk_vectors").fetchall()
-    ids = np.asarray([r[0] for r in rows], dtype=np.int64)
-    matrix = np.vstack([np.asarray(json.loads(r[1]), dtype=np.float32) for r in rows])
+    ids, matrix, _groups = stored_vectors(store.url)
     truth = [exact_top(matrix, ids, q, k) for q in queries]
     out: dict[str, float] = {}
     default = store.hnsw
@@ -84,6 +97,67 @@ def recall(
     return out
 
 
+def filtered_recall(store: PostgresStore, queries: list[Vector], k: int = 10) -> dict[str, float]:
+    """Recall@10 of the store's vector search under each READABLE share's access filter
+    (``ef_search`` as set) against the exact top 10 of the readable chunks' stored vectors."""
+    ids, matrix, groups = stored_vectors(store.url)
+    out: dict[str, float] = {}
+    for percent in READABLE:
+        filters = readable(percent)
+        assert filters is not None and filters.groups is not None
+        keep = np.isin(groups, sorted(filters.groups))
+        truth = [exact_top(matrix[keep], ids[keep], q, k) for q in queries]
+        found = [{h.chunk_id for h in store.search_dense(q, k, filters)} for q in queries]
+        out[f"recall@10 {percent}pct_readable"] = round(
+            float(np.mean([len(f & t) / k for f, t in zip(found, truth, strict=True)])), 4
+        )
+    return out
+
+
+class Remembered:
+    """An embedder whose query vectors are made once each (searches timed without the model)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.seen: dict[str, Vector] = {}
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_passages(texts)
+
+    def embed_query(self, text: str) -> Vector:
+        if text not in self.seen:
+            self.seen[text] = self.inner.embed_query(text)
+        return self.seen[text]
+
+
+def searches_only(
+    database: str, size: int, questions: list[str], embedder: Embedder
+) -> dict[str, object]:
+    """The timed searches and recall again, on the database an earlier ``--keep`` run of
+    ``size`` chunks left (its URL): first as a user's searches (query embedding included),
+    then again with every question's vector already made (the searches' own time)."""
+    work = CACHE / f"postgres-{size}"
+    remembered = Remembered(embedder)
+    settings = Settings(
+        home=work / "home-searches",
+        store=StoreSettings(database_url=database),
+        ingest=IngestSettings(section_summaries=False, access_map=work / "access.yaml"),
+    )
+    app = Shirabe(settings, embedder=remembered)
+    out: dict[str, object] = {"chunks": app.status().chunks}
+    out |= timed_cases(app, questions)
+    out |= {f"vectors_made_{k}": v for k, v in timed_cases(app, questions).items()}
+    print(f"searches: {json.dumps(out)}", flush=True)
+    store = app.store
+    assert isinstance(store, PostgresStore)
+    out["relations_mb"] = relation_sizes(store.url)
+    vectors = [remembered.embed_query(q) for q in questions[:QUERIES]]
+    out |= recall(store, vectors)
+    out |= filtered_recall(store, vectors)
+    app.close()
+    return out
+
+
 def drop_page_cache() -> None:
     """Empty the operating system's page cache (root only, Linux), so that the next searches
     read the database from disk; PostgreSQL's own ``shared_buffers`` keeps what it holds."""
@@ -92,12 +166,14 @@ def drop_page_cache() -> None:
 
 
 def relation_sizes(url: str) -> dict[str, float]:
-    """Each table's size with its indexes and TOAST, in MB, largest first (those over 1 MB)."""
+    """Each table's size with its indexes and TOAST, in MB, largest first (those over 1 MB); a
+    partitioned table's is the sum of its partitions'."""
     with psycopg.connect(url) as conn:
         rows = conn.execute(
-            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c "
+            "SELECT coalesce(pg_partition_root(c.oid), c.oid)::regclass::text, "
+            "sum(pg_total_relation_size(c.oid))::bigint FROM pg_class c "
             "JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY 2 DESC"
+            "WHERE c.relkind = 'r' AND n.nspname = current_schema() GROUP BY 1 ORDER BY 2 DESC"
         ).fetchall()
     return {name: round(size / 2**20, 1) for name, size in rows if size > 2**20}
 
@@ -190,8 +266,20 @@ def main() -> None:
         default=StoreSettings().database_build_memory,
         help="maintenance_work_mem for the index builds (default: the setting's)",
     )
+    parser.add_argument(
+        "--searches-only",
+        metavar="URL",
+        help="time the searches and recall on the database an earlier --keep run of the one "
+        "size given left, without building (nothing written to the results)",
+    )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()
+    if args.searches_only:
+        (size,) = args.sizes
+        embedder = bench_embedder(args.embedder, sentences)
+        found = searches_only(args.searches_only, size, questions, embedder)
+        print(json.dumps(found), flush=True)
+        return
     results = {}
     for size in args.sizes:
         embedder = bench_embedder(args.embedder, sentences)  # a fresh query cache a size

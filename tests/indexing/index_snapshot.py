@@ -5,15 +5,17 @@ or an access check reads holds the same rows, with the ids the database gave (fi
 chunks' ids, which follow the order files were written in) replaced by what they stand for:
 
 - ``sources``: each file's key, hash, size, time, status, error, tags (readers, category,
-  tags version), warnings, chunk count and the readers its statistics are counted under;
+  tags version), warnings, chunk count, the readers its statistics are counted under and
+  those of its reader set (the partitions its rows are in);
 - ``chunks``: each chunk of each file, by its file and position, with its text, headings,
   offsets, locator, metadata, terms, sentence terms (and whether its one sentence row is the
   chunk itself) and vector keys;
 - ``chunk_vectors`` and ``sentences``: each chunk's vector and each sentence's length and
   vector, exactly (the same text embedded by the same model gives the same floats);
 - ``postings``: each chunk's terms with their counts and lengths, and that each names its
-  chunk's file, as the term blocks hold them (fresh or merged alike; postings of chunks
-  deleted since their block was merged are not part of any result, and are left out);
+  chunk's file and is in its file's partition, as the term blocks hold them (fresh or merged
+  alike; postings of chunks deleted since their block was merged are not part of any result,
+  and are left out);
 - ``chunk_terms``: each chunk's terms by row (chunk and sentence rows), byte for byte;
 - the BM25 statistics of the whole index and of each group set (rows with counts of 0 are
   what removed terms leave behind, not part of any score, and are left out);
@@ -35,12 +37,14 @@ _CHUNK = "s.path, c.position, c.is_summary, c.start_offset, c.end_offset"
 
 QUERIES: dict[str, str] = {
     "sources": "SELECT path, sha256, size, mtime, status, error, metadata::text, "
-    "warnings::text, chunk_count, counted_as FROM sources",
+    "warnings::text, chunk_count, counted_as, "
+    "(SELECT r.readers FROM reader_sets r WHERE r.id = sources.reader_set) FROM sources",
     "chunks": f"SELECT {_CHUNK}, c.text, c.heading_path::text, c.locator::text, "
     "c.metadata::text, c.tokens, c.sentence_tokens::text, c.own_sentence, c.vector_keys::text, "
     "c.length "
     "FROM chunks c JOIN sources s ON s.id = c.source_id",
-    "chunk_vectors": f"SELECT {_CHUNK}, v.embedding::text, v.source_id = c.source_id "
+    "chunk_vectors": f"SELECT {_CHUNK}, v.embedding::text, v.source_id = c.source_id, "
+    "v.reader_set = s.reader_set "
     "FROM chunk_vectors v JOIN chunks c ON c.id = v.chunk_id JOIN sources s ON s.id = c.source_id",
     "sentences": f"SELECT {_CHUNK}, e.ord, e.length, e.embedding::text, e.source_id = c.source_id "
     "FROM sentences e JOIN chunks c ON c.id = e.chunk_id JOIN sources s ON s.id = c.source_id",
@@ -74,18 +78,20 @@ def postings(conn: Any) -> list[tuple[Any, ...]]:
     chunks = {
         row[0]: row[1:]
         for row in conn.execute(
-            f"SELECT c.id, c.source_id, {_CHUNK} FROM chunks c JOIN sources s ON s.id = c.source_id"
+            f"SELECT c.id, c.source_id, s.reader_set, {_CHUNK} FROM chunks c "
+            "JOIN sources s ON s.id = c.source_id"
         )
     }
     out = []
-    for term, data in conn.execute("SELECT term, data FROM term_blocks"):
+    for term, data, part in conn.execute("SELECT term, data, reader_set FROM term_blocks"):
         found = blocks.decode(data)
         for chunk_id, source_id, tf, length in zip(
             found.chunks, found.sources, found.tfs, found.lengths, strict=True
         ):
             if int(chunk_id) in chunks:
-                owner, *place = chunks[int(chunk_id)]
-                out.append((*place, term, int(tf), int(length), int(source_id) == owner))
+                owner, owners_set, *place = chunks[int(chunk_id)]
+                named = int(source_id) == owner and part == owners_set
+                out.append((*place, term, int(tf), int(length), named))
     return out
 
 

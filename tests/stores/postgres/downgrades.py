@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from shirabe.stores.postgres import dense
+from shirabe.stores.postgres import compaction, dense
 
 from tests.stores.test_contract import DIM, unit
 
@@ -24,9 +24,45 @@ def originals(files: dict[str, list[str]]) -> dict[str, np.ndarray]:
     return out
 
 
+UNPARTITIONED = {
+    "chunk_vectors": "CREATE TABLE chunk_vectors (chunk_id bigint PRIMARY KEY REFERENCES "
+    "chunks(id) ON DELETE CASCADE, source_id bigint NOT NULL, embedding halfvec NOT NULL); "
+    "CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id)",
+    "term_blocks": compaction.TABLE.format(name="term_blocks")
+    + ";"
+    + ";".join(i.format(name="term_blocks") for i in compaction.INDEXES),
+}
+"""The search tables as schema 12 kept them (before migration 13 partitioned them)."""
+
+
+def to_schema_12(conn: Any) -> None:
+    """The index as schema 12 kept it: the search tables whole, with the same rows (every
+    posting block as it is), and no reader sets."""
+    for table, create in UNPARTITIONED.items():
+        columns = ", ".join(
+            r[0]
+            for r in conn.execute(
+                "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+                "AND NOT attisdropped AND attname <> 'reader_set' ORDER BY attnum",
+                (table,),
+            )
+        )
+        conn.execute(f"CREATE TEMP TABLE kept AS SELECT {columns} FROM {table}")
+        conn.execute(f"DROP TABLE {table}")
+        for statement in create.split(";"):
+            conn.execute(statement)
+        conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM kept")
+        conn.execute("DROP TABLE kept")
+    conn.execute(dense.hnsw_index_sql(DIM))
+    conn.execute("DROP TABLE reader_sets")
+    conn.execute("ALTER TABLE sources DROP COLUMN reader_set")
+    conn.execute("DELETE FROM shirabe_schema WHERE version = 13")
+
+
 def to_schema_11(conn: Any, vectors: dict[str, np.ndarray]) -> None:
     """The index as schema 11 kept it: float32 vectors in the search tables (those given, not
     rounded), and float32 bytes in the embedding cache, with the HNSW index over them."""
+    to_schema_12(conn)
     conn.execute("DROP INDEX IF EXISTS chunk_vectors_hnsw")
     for table in ("chunk_vectors", "sentences"):
         conn.execute(f"ALTER TABLE {table} ALTER COLUMN embedding TYPE vector")

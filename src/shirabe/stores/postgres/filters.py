@@ -1,19 +1,44 @@
 """Filters (folders, categories, names, access groups, metadata) as SQL, applied before ranking.
 
 Filters on files resolve to a list of readable file ids first (files are few); the search then
-checks one id per row, which the search tables carry beside each chunk id.
+checks one id per row, which the search tables carry beside each chunk id. An access filter
+also names the reader sets its groups may read (``parts.py``), so that a search reads only
+their partitions.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from shirabe.records import Filters
+from shirabe.stores.postgres import parts
 from shirabe.text.globs import glob_regex
 
 
-def readable_files(conn: Any, filters: Filters) -> tuple[list[int], int]:
-    """The ids of the files ``filters`` allow, and how many chunks they hold together."""
+@dataclass(frozen=True, slots=True)
+class Readable:
+    """What a filter leaves: the readable files and how many chunks they hold together, and
+    the reader sets to read (None: every one) with how many chunks those hold and how many of
+    them hold any."""
+
+    files: list[int]
+    chunks: int
+    sets: list[int] | None = None
+    set_chunks: int = 0
+    filled: int = 0
+
+    def partitions(self, alias: str, column: str = "reader_set") -> tuple[str, list[Any]]:
+        """A condition on table ``alias`` (with a reader set's id in ``column``) naming the
+        partitions to read (``true`` for all), and its parameters."""
+        if self.sets is None:
+            return "true", []
+        return f"{alias}.{column} = ANY(%s::integer[])", [self.sets]
+
+
+def readable_files(conn: Any, filters: Filters) -> Readable:
+    """The files ``filters`` allow, with how many chunks they hold, and the reader sets an
+    access filter may read."""
     clauses: list[str] = ["true"]
     params: list[Any] = []
     if filters.path_glob:
@@ -26,14 +51,18 @@ def readable_files(conn: Any, filters: Filters) -> tuple[list[int], int]:
         clauses.append("coalesce(s.metadata ->> 'entities', '[]')::jsonb ?| %s")
         params.append(sorted(filters.entities))
     if filters.groups is not None:  # documents without groups are nobody's (fail closed)
-        clauses.append("coalesce(s.metadata ->> 'groups', '[]')::jsonb ?| %s")
+        clauses.append(f"{parts.GROUPS}::jsonb ?| %s")
         params.append(sorted(filters.groups))
     row = conn.execute(
         "SELECT coalesce(array_agg(s.id), '{}') AS ids, coalesce(sum(s.chunk_count), 0) AS n "
         "FROM sources s WHERE " + " AND ".join(clauses),
         params,
     ).fetchone()
-    return list(row["ids"]), int(row["n"])
+    files, chunks = list(row["ids"]), int(row["n"])
+    if filters.groups is None:
+        return Readable(files, chunks)
+    sets = parts.readable(conn, filters.groups)
+    return Readable(files, chunks, sets.ids, sets.chunks, sets.filled)
 
 
 def filter_sql(
@@ -41,21 +70,24 @@ def filter_sql(
     filters: Filters | None,
     alias: str,
     *,
-    readable: tuple[list[int], int] | None = None,
-) -> tuple[str, list[Any], int | None]:
-    """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns) keeping the
-    chunks ``filters`` allow, its parameters, and how many chunks that leaves at most (None: no
-    filter); ``readable`` is what :func:`readable_files` gave for them, if it was asked."""
+    readable: Readable | None = None,
+    partitioned: bool = True,
+) -> tuple[str, list[Any], Readable | None]:
+    """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns, and
+    ``reader_set`` when ``partitioned``) keeping the chunks ``filters`` allow, its parameters,
+    and what the filter leaves (None: no filter); ``readable`` is what :func:`readable_files`
+    gave for them, if it was asked."""
     if not filters:
         return "", [], None
-    ids, chunks = readable if readable is not None else readable_files(conn, filters)
+    found = readable if readable is not None else readable_files(conn, filters)
+    sql, params = found.partitions(alias) if partitioned else ("true", [])
     # a hashed set: a long list of files costs one lookup per row, not one per file
-    sql = f"{alias}.source_id IN (SELECT unnest(%s::bigint[]))"
-    params: list[Any] = [ids]
+    sql += f" AND {alias}.source_id IN (SELECT unnest(%s::bigint[]))"
+    params.append(found.files)
     for key, value in filters.metadata.items():  # chunk-level values: checked per chunk
         sql += (
             f" AND {alias}.chunk_id IN (SELECT c.id FROM chunks c JOIN sources s "
             "ON s.id = c.source_id WHERE c.metadata ->> %s = %s OR s.metadata ->> %s = %s)"
         )
         params.extend([key, value, key, value])
-    return sql, params, chunks
+    return sql, params, found

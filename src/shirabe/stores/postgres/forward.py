@@ -128,6 +128,15 @@ def write(conn: Any, chunks: Sequence[Terms]) -> None:
             copy.write_row((cid, source_id, *encode(tokens, rows)))
 
 
+def postings_of(conn: Any, source_id: int) -> int:
+    """How many chunk postings file ``source_id``'s chunks hold."""
+    row = conn.execute(
+        "SELECT coalesce(sum(length(chunk_entries)), 0) AS n FROM chunk_terms WHERE source_id = %s",
+        (source_id,),
+    ).fetchone()
+    return int(row["n"]) // ENTRY.itemsize
+
+
 def fill(conn: Any) -> int:
     """Rows for the chunks that have none (an index made before ``chunk_terms``), from their
     stored terms; how many were written."""

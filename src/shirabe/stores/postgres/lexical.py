@@ -66,13 +66,15 @@ def adjust_stats(conn: Any, *, chunk: tuple[int, int], sentence: tuple[int, int]
 
 
 def write_postings(
-    conn: Any, source_id: int, docs: Sequence[PostedChunk], *, count: bool = True
+    conn: Any, source: tuple[int, int], docs: Sequence[PostedChunk], *, count: bool = True
 ) -> dict[Level, Counter[str]]:
-    """Write the postings of ``docs`` (chunks of the file ``source_id``) as fresh blocks and
-    count their terms into the term statistics; the counts of each level. With ``count``
-    false (a bulk load, which counts and builds every block at its end) nothing is written."""
+    """Write the postings of ``docs`` (chunks of the file whose id and reader set are
+    ``source``) as fresh blocks and count their terms into the term statistics; the counts of
+    each level. With ``count`` false (a bulk load, which counts and builds every block at its
+    end) nothing is written."""
     if not count:
         return {}
+    source_id, part = source
     by_term: defaultdict[str, list[tuple[int, int, int]]] = defaultdict(list)
     chunk_df: Counter[str] = Counter()
     sentence_df: Counter[str] = Counter()
@@ -84,13 +86,13 @@ def write_postings(
         for sentence in rows:
             sentence_df.update(set(sentence))
     with conn.cursor().copy(
-        "COPY term_blocks (term, rank, source_id, data) FROM STDIN (FORMAT BINARY)"
+        "COPY term_blocks (term, rank, source_id, reader_set, data) FROM STDIN (FORMAT BINARY)"
     ) as copy:
-        copy.set_types(["text", "int4", "int8", "bytea"])
+        copy.set_types(["text", "int4", "int8", "int4", "bytea"])
         for term, found in by_term.items():
             ids, tfs_, lengths = zip(*found, strict=True)
             block = blocks.postings(ids, [source_id] * len(ids), tfs_, lengths)
-            copy.write_row((term, -1, source_id, blocks.encode(block)))
+            copy.write_row((term, -1, source_id, part, blocks.encode(block)))
     for level, df in (("chunk", chunk_df), ("sentence", sentence_df)):
         if df:
             conn.execute(

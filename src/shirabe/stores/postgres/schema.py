@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from shirabe.errors import ShirabeError
-from shirabe.stores.postgres import cache, compaction, forward, readers
+from shirabe.stores.postgres import cache, compaction, forward, parts, readers
 
 log = logging.getLogger(__name__)
 
@@ -312,6 +312,9 @@ MIGRATIONS: tuple[str | tuple[Step, ...], ...] = (
         """,
         cache.halve,
     ),
+    # 13: the search tables partitioned by reader set (parts.py); the posting blocks and the
+    # HNSW graph are built again at the next start
+    (parts.partition,),
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

@@ -5,8 +5,12 @@ given (a pool, or the best candidates of long posting lists) scored from their t
   the best chunks are then checked against the chunks table (a chunk deleted since its block
   was merged is skipped) and the filter.
 - Chunk level, long posting lists (more than :data:`EXACT_POSTINGS` together): each term's best
-  postings (its first merged blocks, and its fresh ones) give the candidates, whose exact
-  scores come from their terms by row.
+  postings (its first merged blocks in each partition read, as many as the partition's share of
+  the term's postings, and its fresh ones) give the candidates, whose exact scores come from
+  their terms by row.
+
+An access filter reads only the partitions of the reader sets its groups may read
+(``parts.py``).
 - Sentence level, and any search within given chunks: the chunks' sentence rows (or the chunks)
   are scored from their terms by row (``forward.py``).
 """
@@ -23,7 +27,7 @@ from numpy.typing import NDArray
 from shirabe.records import Filters, ScoredId
 from shirabe.stores.bm25 import idf, term_hash
 from shirabe.stores.postgres import blocks, forward, readers
-from shirabe.stores.postgres.filters import filter_sql, readable_files
+from shirabe.stores.postgres.filters import Readable, filter_sql, readable_files
 from shirabe.stores.postgres.lexical import index_statistics
 from shirabe.stores.protocol import Level
 
@@ -51,14 +55,14 @@ class _Query:
         weights: NDArray[np.float64],
         bm25: Bm25,
         filters: Filters | None,
-        readable: tuple[list[int], int] | None,
+        readable: Readable | None,
         n: int,
     ) -> None:
         self.terms, self.weights, self.bm25, self.filters = terms, weights, bm25, filters
         self.position = {t: i for i, t in enumerate(terms)}
         self.readable = readable
-        self.files = None if readable is None else np.asarray(sorted(readable[0]), np.int64)
-        self.share = 1.0 if readable is None else max(readable[1], 1) / n
+        self.files = None if readable is None else np.asarray(sorted(readable.files), np.int64)
+        self.share = 1.0 if readable is None else max(readable.chunks, 1) / n
 
     def scores(self, term: str, p: blocks.Postings) -> NDArray[np.float64]:
         a, b, c = self.bm25
@@ -69,9 +73,17 @@ class _Query:
     def readable_postings(self, p: blocks.Postings) -> blocks.Postings:
         return p if self.files is None else p.take(np.isin(p.sources, self.files))
 
-    def condition(self, conn: Any, alias: str) -> tuple[str, list[Any]]:
-        where, params, _n = filter_sql(conn, self.filters, alias, readable=self.readable)
+    def condition(self, conn: Any, alias: str, *, partitioned: bool) -> tuple[str, list[Any]]:
+        where, params, _n = filter_sql(
+            conn, self.filters, alias, readable=self.readable, partitioned=partitioned
+        )
         return (f" AND {where}" if where else ""), params
+
+    def partitions(self, alias: str, column: str = "reader_set") -> tuple[str, list[Any]]:
+        """The condition naming the partitions to read (``true``: all), with its parameters."""
+        if self.readable is None:
+            return "true", []
+        return self.readable.partitions(alias, column)
 
 
 def search(
@@ -114,19 +126,29 @@ def search(
 
 def _read(conn: Any, query: _Query, *, best: int | None) -> list[tuple[str, blocks.Postings]]:
     """The query's terms' postings that the filter allows: every block, or with ``best`` each
-    term's first ``best`` merged blocks and its fresh ones."""
+    term's fresh blocks and its first merged blocks, ``best`` in all, shared among the
+    partitions read by their share of the term's postings (at least one block each)."""
+    within, sets = query.partitions("b")
+    named, _sets = query.partitions("r", "id")
     with conn.cursor(binary=True) as cursor:  # bytes as they are, not as hexadecimal text
         if best is None:
             rows = cursor.execute(
-                "SELECT term, data FROM term_blocks WHERE term = ANY(%s)", (query.terms,)
+                f"SELECT b.term, b.data FROM term_blocks b WHERE b.term = ANY(%s) AND {within}",
+                [query.terms, *sets],
             ).fetchall()
         else:
             rows = cursor.execute(
-                "SELECT q.term, b.data FROM unnest(%s::text[]) AS q(term) CROSS JOIN LATERAL "
-                "(SELECT data FROM term_blocks b WHERE b.term = q.term AND b.rank >= 0 "
-                "ORDER BY b.rank LIMIT %s) b "
-                "UNION ALL SELECT term, data FROM term_blocks WHERE term = ANY(%s) AND rank < 0",
-                (query.terms, best, query.terms),
+                "WITH d AS (SELECT t.term, r.id AS part, "
+                "t.df::float8 / sum(t.df) OVER (PARTITION BY t.term) AS share "
+                "FROM reader_term_stats t JOIN reader_sets r ON r.readers = t.readers "
+                f"WHERE t.level = 'chunk' AND t.term = ANY(%s) AND t.df > 0 "
+                f"AND {named}) "
+                "SELECT d.term, b.data FROM d CROSS JOIN LATERAL (SELECT data FROM term_blocks b "
+                "WHERE b.term = d.term AND b.reader_set = d.part AND b.rank >= 0 "
+                "ORDER BY b.rank LIMIT ceil(%s * d.share)) b "
+                "UNION ALL SELECT b.term, b.data FROM term_blocks b WHERE b.term = ANY(%s) "
+                f"AND b.rank < 0 AND {within}",
+                [query.terms, *sets, best, query.terms, *sets],
             ).fetchall()
     return [(r["term"], query.readable_postings(blocks.decode(r["data"]))) for r in rows]
 
@@ -151,7 +173,7 @@ def _exact(conn: Any, query: _Query, k: int) -> list[ScoredId]:
     ids, scores = ids[keep], scores[keep]
     out: list[ScoredId] = []
     start = 0
-    where, params = query.condition(conn, "p")
+    where, params = query.condition(conn, "p", partitioned=False)
     while len(out) < k and start < len(ids):
         batch = [int(i) for i in ids[start : start + k - len(out) + CHECKED]]
         present = {
@@ -192,7 +214,7 @@ def _stored(conn: Any, query: _Query, ids: Sequence[int], level: Level, k: int) 
     (``forward.py``): as wholes, or by their best sentence row."""
     if not ids:
         return []
-    where, params = query.condition(conn, "p")
+    where, params = query.condition(conn, "p", partitioned=False)
     column = "chunk_entries" if level == "chunk" else "sentence_entries"
     with conn.cursor(binary=True) as cursor:  # bytes as they are, not as hexadecimal text
         found = cursor.execute(

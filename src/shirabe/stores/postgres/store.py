@@ -295,7 +295,8 @@ class PostgresStore:
             writes.replace_source(conn, source, chunks, vectors, bulk=loading)
 
     def record_failure(self, source: SourceRecord, reason: str) -> None:
-        with self._file_write(lock=False) as conn:
+        # under the writer lock: new tags move the file's rows between partitions (parts.py)
+        with self._file_write() as conn:
             writes.record_failure(conn, source, reason)
 
     def touch_source(self, source: SourceRecord) -> None:

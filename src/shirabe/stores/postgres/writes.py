@@ -16,7 +16,7 @@ from pgvector import HalfVector
 
 from shirabe.embedders.protocol import Vector
 from shirabe.stores.common import now, source_row
-from shirabe.stores.postgres import forward, lexical, readers
+from shirabe.stores.postgres import forward, lexical, parts, readers
 from shirabe.stores.postgres.connections import copy_rows
 from shirabe.stores.postgres.lexical import PostedChunk
 from shirabe.stores.postgres.rows import CHUNK_COLUMNS, chunk_row, sentence_rows
@@ -81,6 +81,7 @@ def replace_source(
     source_id, had = upsert_source(conn, source, "ok", None)
     if had:
         drop_chunks(conn, source_id)
+    part = parts.of_source(conn, source_id)
     ids = [
         int(r["id"])
         for r in conn.execute(
@@ -90,7 +91,7 @@ def replace_source(
     docs: list[PostedChunk] = []
     # vectors in half precision, rounded to nearest as the embedding cache rounds them
     sentences: list[tuple[int, int, int, int, HalfVector]] = []
-    chunk_vectors: list[tuple[int, int, HalfVector]] = []
+    chunk_vectors: list[tuple[int, int, int, HalfVector]] = []
     with conn.cursor().copy(f"COPY chunks ({CHUNK_COLUMNS}) FROM STDIN") as copy:
         for cid, ic in zip(ids, chunks, strict=True):
             found = [vectors.get(k) for k in ic.vector_keys]
@@ -100,16 +101,16 @@ def replace_source(
             if own is None:
                 log.warning("%s: a chunk has no vector; only BM25 finds it", source.path)
             else:
-                chunk_vectors.append((cid, source_id, HalfVector(own)))
+                chunk_vectors.append((cid, source_id, part, HalfVector(own)))
             for ord_, (sentence, vec) in enumerate(zip(terms, row_vectors, strict=True)):
                 if vec is not None:
                     sentences.append((cid, source_id, ord_, len(sentence), HalfVector(vec)))
             docs.append((cid, ic.tokens, terms))
     copy_rows(
         conn,
-        "chunk_vectors (chunk_id, source_id, embedding)",
+        "chunk_vectors (chunk_id, source_id, reader_set, embedding)",
         chunk_vectors,
-        ("int8", "int8", "halfvec"),
+        ("int8", "int8", "int4", "halfvec"),
     )
     copy_rows(
         conn,
@@ -118,7 +119,7 @@ def replace_source(
         ("int8", "int8", "int4", "int4", "halfvec"),
     )
     forward.write(conn, [(cid, source_id, tokens, terms) for cid, tokens, terms in docs])
-    frequencies = lexical.write_postings(conn, source_id, docs, count=not bulk)
+    frequencies = lexical.write_postings(conn, (source_id, part), docs, count=not bulk)
     rows: dict[Level, tuple[int, int]] = {
         "chunk": (len(docs), sum(len(d[1]) for d in docs)),
         "sentence": (len(sentences), sum(r[3] for r in sentences)),
@@ -146,6 +147,8 @@ def record_failure(conn: Any, source: SourceRecord, reason: str) -> None:
     )
     readers.counted_as_now(conn, int(found["id"]))
     readers.count(conn, int(found["id"]), 1)
+    if parts.move(conn, int(found["id"])):  # its merged postings move at the next compaction
+        lexical.changed(conn, forward.postings_of(conn, int(found["id"])))
 
 
 def remove_source(conn: Any, path: str) -> bool:

@@ -1,0 +1,215 @@
+"""The server store partitioned by reader set: each file's rows live in its group set's
+partitions, a search under an access filter reads only the partitions its groups may read, a
+file whose groups change moves, and an index of schema 12 migrates to what an ingest writes."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+from psycopg.conninfo import make_conninfo
+from psycopg.rows import dict_row
+
+from shirabe.records import Filters
+from shirabe.stores.postgres import compaction
+from shirabe.stores.postgres.store import PostgresStore
+from shirabe.stores.protocol import SourceRecord
+
+from tests.indexing.index_snapshot import differences, snapshot
+from tests.stores.postgres.downgrades import to_schema_12
+from tests.stores.test_contract import DIM, K1, MODEL, B, put_file, unit
+
+pytestmark = pytest.mark.postgres
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "/d/総務.md": ("総務",),
+    "/d/経理.md": ("経理",),
+    "/d/共有.md": ("総務", "経理"),
+    "/d/人事.md": ("人事",),
+}
+TEXTS = {
+    path: [f"規程 {dept} 申請。承認 上限", f"賞与 {dept} 支給。休暇 規程"]
+    for path, dept in zip(GROUPS, ("総務", "経理", "共有", "人事"), strict=True)
+}
+SEARCH_TABLES = ("chunk_vectors", "term_blocks")
+
+
+def open_store(url: str) -> PostgresStore:
+    store = PostgresStore(url, k1=K1, b=B)
+    store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
+    return store
+
+
+def fill(store: PostgresStore) -> None:
+    for path, texts in TEXTS.items():
+        put_file(store, path, texts, groups=GROUPS[path])
+
+
+def placed(url: str) -> set[tuple[str, str, str]]:
+    """(table partition, file, the file's readers) of every row of the search tables that
+    names a file."""
+    out = set()
+    with psycopg.connect(url) as conn:
+        for table in SEARCH_TABLES:
+            rows = conn.execute(
+                f"SELECT DISTINCT x.tableoid::regclass::text, s.path, r.readers FROM {table} x "
+                "JOIN sources s ON s.id = x.source_id JOIN reader_sets r ON r.id = x.reader_set"
+            ).fetchall()
+            out |= {(t, p, readers) for t, p, readers in rows}
+    return out
+
+
+def partition_of(url: str, groups: tuple[str, ...]) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT id FROM reader_sets WHERE readers = %s", (json.dumps(list(groups)),)
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def searches(store: PostgresStore, filters: Filters | None) -> set[str]:
+    """The files found by every kind of search under ``filters``."""
+    found = []
+    query = {"規程": 1.0, "賞与": 1.0}
+    found += store.search_lexical(query, 10, filters)
+    pool = [s.chunk_id for s in found]
+    found += store.search_lexical(query, 10, filters, level="sentence", within=pool)
+    found += store.search_dense(unit("規程 申請"), 10, filters)
+    found += store.search_dense(unit("規程 申請"), 10, filters, level="sentence", within=pool)
+    chunks = store.get_chunks([s.chunk_id for s in found])
+    return {c.source for c in chunks.values()}
+
+
+def test_each_files_rows_are_in_the_partitions_of_its_group_set(database_url: str) -> None:
+    store = open_store(database_url)
+    try:
+        fill(store)
+        store.optimize()  # every block merged, each reader set's in its own partition
+        rows = placed(database_url)
+        for path, groups in GROUPS.items():
+            part = partition_of(database_url, groups)
+            mine = {(t, readers) for t, p, readers in rows if p == path}
+            assert {t for t, _ in mine} == {f"chunk_vectors_{part}"}
+            assert {readers for _, readers in mine} == {json.dumps(list(groups))}
+        with psycopg.connect(database_url) as conn:
+            merged = conn.execute(
+                "SELECT DISTINCT tableoid::regclass::text, reader_set FROM term_blocks"
+            ).fetchall()
+        assert merged and all(t == f"term_blocks_{r}" for t, r in merged)
+        assert len(merged) == len(GROUPS)
+    finally:
+        store.close()
+
+
+def test_a_filtered_search_reads_only_the_partitions_its_groups_may_read(
+    database_url: str,
+) -> None:
+    """Every partition of 経理's and 人事's reader sets is locked by another transaction: a
+    reader of 総務 searches without touching them (its searches would wait for the lock and
+    fail after lock_timeout), while an unfiltered search fails, which shows the locks hold."""
+    store = open_store(database_url)
+    try:
+        fill(store)
+        store.optimize()
+    finally:
+        store.close()
+    others = [partition_of(database_url, ("経理",)), partition_of(database_url, ("人事",))]
+    timed = make_conninfo(database_url, options="-c lock_timeout=3000")
+    locker = psycopg.connect(database_url)
+    store = open_store(timed)
+    try:
+        for part in others:
+            for table in SEARCH_TABLES:
+                locker.execute(f"LOCK TABLE {table}_{part} IN ACCESS EXCLUSIVE MODE")
+        assert searches(store, Filters(groups=frozenset({"総務"}))) == {"/d/総務.md", "/d/共有.md"}
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            searches(store, None)
+    finally:
+        locker.rollback()
+        locker.close()
+        store.close()
+    store = open_store(database_url)
+    try:  # with nothing locked, the same searches find every file their readers may read
+        assert searches(store, Filters(groups=frozenset({"経理"}))) == {"/d/経理.md", "/d/共有.md"}
+        assert searches(store, None) == set(GROUPS)
+    finally:
+        store.close()
+
+
+def test_a_file_whose_groups_change_moves_to_their_partitions(database_url: str) -> None:
+    store = open_store(database_url)
+    try:
+        fill(store)
+        store.optimize()
+        # written again under new groups (the access map changed)
+        put_file(store, "/d/人事.md", TEXTS["/d/人事.md"], groups=("経理",))
+        part = partition_of(database_url, ("経理",))
+        assert {t for t, p, _r in placed(database_url) if p == "/d/人事.md"} == {
+            f"{t}_{part}" for t in SEARCH_TABLES
+        }
+        keiri = Filters(groups=frozenset({"経理"}))
+        assert "/d/人事.md" in searches(store, keiri)
+        assert "/d/人事.md" not in searches(store, Filters(groups=frozenset({"人事"})))
+        # a failed read takes the new tags (readers) and keeps the last good text under them
+        info = store.get_source("/d/総務.md")
+        assert info is not None
+        failed = SourceRecord(
+            path="/d/総務.md",
+            sha256="0" * 64,
+            size=1,
+            mtime=1.0,
+            metadata={"groups": json.dumps(["人事"])},
+        )
+        store.record_failure(failed, "読めません")
+        jinji = partition_of(database_url, ("人事",))
+        assert {t for t, p, _r in placed(database_url) if p == "/d/総務.md"} <= {
+            f"{t}_{jinji}" for t in SEARCH_TABLES
+        }
+        jinji_reader = Filters(groups=frozenset({"人事"}))
+        assert "/d/総務.md" not in searches(store, Filters(groups=frozenset({"総務"})))
+        assert "/d/総務.md" in {
+            c.source
+            for c in store.get_chunks(
+                [s.chunk_id for s in store.search_dense(unit("規程 申請"), 10, jinji_reader)]
+            ).values()
+        }
+        with psycopg.connect(database_url, row_factory=dict_row) as conn:
+            assert compaction.due(conn, at_least=1)  # its merged postings move at the next
+        store.optimize()
+        assert "/d/総務.md" in {
+            c.source
+            for c in store.get_chunks(
+                [s.chunk_id for s in store.search_lexical({"総務": 1.0}, 10, jinji_reader)]
+            ).values()
+        }
+    finally:
+        store.close()
+
+
+def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
+    database_url: str,
+) -> None:
+    store = open_store(database_url)
+    try:
+        fill(store)
+        store.optimize()
+        written = snapshot(database_url)
+        before = {
+            groups: searches(store, Filters(groups=frozenset(groups)))
+            for groups in (("総務",), ("経理",), ("人事",), ("総務", "人事"))
+        }
+    finally:
+        store.close()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        to_schema_12(conn)
+        assert conn.execute("SELECT to_regclass('reader_sets')").fetchone() == (None,)
+    store = open_store(database_url)  # migration 13, then blocks and HNSW graph at bind
+    try:
+        assert differences(snapshot(database_url), written) == {}
+        after = {groups: searches(store, Filters(groups=frozenset(groups))) for groups in before}
+        assert after == before
+        assert {p for _t, p, _r in placed(database_url)} == set(GROUPS)
+    finally:
+        store.close()
