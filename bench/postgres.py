@@ -232,7 +232,9 @@ def run(
 
         relations = relation_sizes(store.url)
         print(f"relations (MB, with indexes and TOAST): {json.dumps(relations)}", flush=True)
-        recalls = recall(store, [embedder.embed_query(q) for q in questions[:QUERIES]])
+        vectors = [embedder.embed_query(q) for q in questions[:QUERIES]]
+        recalls = recall(store, vectors)
+        recalls |= filtered_recall(store, vectors)
         sample = random.Random(5).sample(questions, QUERIES)  # not only the first questions
         recalls |= recall(store, [embedder.embed_query(q) for q in sample], name=" (random)")
         app.close()
