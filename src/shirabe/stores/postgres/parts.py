@@ -177,15 +177,15 @@ def partition(conn: Any) -> None:
     conn.execute("DROP INDEX IF EXISTS chunk_vectors_by_source")
     for table in TABLES:
         conn.execute(f"ALTER TABLE {table} RENAME TO {table}_unpartitioned")
-        for name in _primary_keys(conn, f"{table}_unpartitioned"):
+        for name in _catalog(conn, "primary key", f"{table}_unpartitioned"):
             conn.execute(f'ALTER TABLE {table}_unpartitioned DROP CONSTRAINT "{name}"')
-        for name in _indexes(conn, f"{table}_unpartitioned"):
+        for name in _catalog(conn, "indexes", f"{table}_unpartitioned"):
             conn.execute(f'DROP INDEX "{name}"')
         create(conn, table)
         for found in sets:
             attach(conn, table, found)
         if table != "term_blocks":  # the blocks are merged again, by partition
-            columns = _columns(conn, f"{table}_unpartitioned")
+            columns = _catalog(conn, "columns", f"{table}_unpartitioned")
             conn.execute(
                 f"INSERT INTO {table} ({', '.join(columns)}, reader_set) "
                 f"SELECT {', '.join('x.' + c for c in columns)}, s.reader_set "
@@ -199,26 +199,16 @@ def partition(conn: Any) -> None:
     log.info("partitioned by %d reader sets in %.1f s", len(sets), time.perf_counter() - started)
 
 
-def _columns(conn: Any, table: str) -> list[str]:
-    rows = conn.execute(
-        "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
-        "AND NOT attisdropped ORDER BY attnum",
-        (table,),
-    ).fetchall()
-    return [r[0] for r in rows]
+_CATALOG = {
+    "columns": "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+    "AND NOT attisdropped ORDER BY attnum",
+    "primary key": "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass "
+    "AND contype = 'p'",
+    "indexes": "SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass",
+}
+"""Names a table's columns, primary key constraint and indexes have (the migration's
+connection gives rows as tuples)."""
 
 
-def _primary_keys(conn: Any, table: str) -> list[str]:
-    rows = conn.execute(
-        "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'p'",
-        (table,),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
-def _indexes(conn: Any, table: str) -> list[str]:
-    rows = conn.execute(
-        "SELECT indexrelid::regclass::text FROM pg_index WHERE indrelid = %s::regclass",
-        (table,),
-    ).fetchall()
-    return [r[0] for r in rows]
+def _catalog(conn: Any, what: str, table: str) -> list[str]:
+    return [r[0] for r in conn.execute(_CATALOG[what], (table,)).fetchall()]
