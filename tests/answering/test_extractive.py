@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from shirabe.answering import fit
 from shirabe.answering.context import Candidate
 from shirabe.answering.extractive import clip, coverage
 from shirabe.answering.fit import answer_kind, short_answer
 from shirabe.answering.showing import (
     NAMES,
+    asked_fields_first,
     companion,
     dated_first,
     may_count,
@@ -24,7 +26,7 @@ from shirabe.answering.tables import (
     with_header,
 )
 from shirabe.chunking.markdown import summary_texts
-from shirabe.records import Chunk
+from shirabe.records import Chunk, Hit
 from shirabe.retrieval.query import Query
 from shirabe.tokenizers.sudachi import SudachiTokenizer
 
@@ -446,3 +448,51 @@ def test_the_field_named_for_the_event_asked_dates_it(
 ) -> None:
     query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
     assert dated_first(query, _sentences(*texts))[0].order == first
+
+
+ROW = Chunk(text="管理番号: INC-2024-0004", source="障害一覧.csv", position=4, locator={"row": 5})
+SECTION = Chunk(
+    text="- 原因：証明書", source="障害記録.md", position=3, heading_path=("INC-2024-0004",)
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "lines", "first"),
+    [
+        # a row's field that is not asked, before the section's field named as asked
+        (
+            "INC-2024-0004の原因は何ですか？",
+            [
+                (0, "概要: サーバー証明書の期限切れでメール送受信が停止"),
+                (1, "- 原因：証明書の期限切れ"),
+            ],
+            "- 原因：証明書の期限切れ",
+        ),
+        # the row holds the field asked: it stays first
+        (
+            "INC-2024-0004で影響を受けたのは何人ですか？",
+            [(0, "影響: 全社（約500名）"), (1, "- 影響範囲：全社")],
+            "影響: 全社（約500名）",
+        ),
+        # a section's line leads: nothing moves
+        (
+            "INC-2024-0004の原因は何ですか？",
+            [(1, "- 発生日時：2024年4月22日"), (0, "概要: 停止"), (1, "- 原因：証明書")],
+            "- 発生日時：2024年4月22日",
+        ),
+        # no field is named with a word of the question: nothing moves
+        (
+            "INC-2024-0004はどんな障害ですか？",
+            [(0, "概要: サーバー証明書の期限切れ"), (1, "- 原因：証明書の期限切れ")],
+            "概要: サーバー証明書の期限切れ",
+        ),
+    ],
+)
+def test_a_field_named_as_asked_comes_before_a_rows_other_fields(
+    question: str, lines: list[tuple[int, str]], first: str
+) -> None:
+    query = Query(question, tokenizer=SudachiTokenizer(), embedder=NoVectors())  # type: ignore[arg-type]
+    hits = [Hit(ROW, 1.0), Hit(SECTION, 0.9)]
+    candidates = [Candidate(hit, order, text, 0.0, None) for order, (hit, text) in enumerate(lines)]
+    codes = fit.codes(question)
+    assert asked_fields_first(query, codes, hits, candidates)[0].text == first

@@ -386,7 +386,7 @@ class ExtractiveGenerator:
         asked = fit.answer_kind(query.text)
         fitting = self._holding(query, asked, codes, hits, ranked)
         if not (asked is not None and asked.kind == "number"):
-            fitting = showing.of_records(codes, hits, fitting)
+            fitting = showing.of_records(codes, hits, fitting, query)
         if asked is not None and not fitting:
             return ranked, ("kind", f"{asked.name}（{asked.asked}）を示す記載が見つかりません")
         need = asking.needs(query.words(), asked) if asked is not None else None

@@ -15,6 +15,7 @@ from shirabe.answering.context import REFERS, Candidate
 from shirabe.chunking.markdown import CODES_HEAD, ITEMS_LINE
 from shirabe.records import Chunk, Citation, Hit
 from shirabe.retrieval.query import Query
+from shirabe.text.terms import is_code
 
 _INTRODUCES = re.compile(r"(?:次|以下|下記)の(?:とおり|通り)|次のいずれか|(?:次|下)の表|[:：]\s*$")
 
@@ -289,20 +290,58 @@ def is_record(chunk: Chunk) -> bool:
 
 
 def of_records(
-    codes: Sequence[str], hits: Sequence[Hit], candidates: Sequence[Candidate]
+    codes: Sequence[str],
+    hits: Sequence[Hit],
+    candidates: Sequence[Candidate],
+    query: Query | None = None,
 ) -> list[Candidate]:
     """The candidates without the lines of a section's summary (「障害記録（2024年）」の項目
     （8件）: INC-2024-0001 …、INC-2024-0004 …) when the question names codes that a passage
     of their own holds (the INC-2024-0004 section, its row): a summary tells what a section
-    holds and how many, not what one of its records says."""
+    holds and how many, not what one of its records says; with ``query``, the fields it asks
+    first (:func:`asked_fields_first`)."""
     owned = codes and any(
         not h.chunk.is_summary
         and not mentions.missing_terms(codes, "\n".join([*h.chunk.heading_path, h.chunk.text]))
         for h in hits
     )
-    if not owned:
+    kept = [c for c in candidates if not (owned and hits[c.hit_index].chunk.is_summary)]
+    return asked_fields_first(query, codes, hits, kept) if query is not None else kept
+
+
+def asked_fields_first(
+    query: Query, codes: Sequence[str], hits: Sequence[Hit], candidates: Sequence[Candidate]
+) -> list[Candidate]:
+    """When the question names a record by its code and a spreadsheet or CSV row would answer
+    with a field the question does not ask (概要: … of the incident list's row, for
+    INC-2024-0004の原因は何ですか), the lines of a passage about that record (its section,
+    not another row) that are a field named with a word of the question (原因：…) come first:
+    a row answers as a whole, and one without the field asked tells something else about its
+    record.
+
+    Kept beside the learned stage because its training questions (Wikipedia) hardly ever meet
+    a record's fields, so its line model cannot have learned what a field's name says."""
+    if not codes or not candidates or not is_record(hits[candidates[0].hit_index].chunk):
         return list(candidates)
-    return [c for c in candidates if not hits[c.hit_index].chunk.is_summary]
+    words = {t for t in query.tokens if len(t) >= 2 and not is_code(t)}
+
+    def about_the_record(c: Candidate) -> bool:
+        chunk = hits[c.hit_index].chunk
+        text = "\n".join([*chunk.heading_path, chunk.text])
+        return not is_record(chunk) and not mentions.missing_terms(codes, text)
+
+    def asked(c: Candidate) -> bool:
+        key = _FIELD.match(c.text)
+        name = key.group(1).strip(" -・") if key else ""
+        return bool(_FIELD_NAME.fullmatch(name)) and any(w in name for w in words)
+
+    row = candidates[0].hit_index
+    if any(asked(c) for c in candidates if c.hit_index == row):
+        return list(candidates)  # the row has the field asked
+    named = [c for c in candidates if asked(c) and about_the_record(c)]
+    if not named:
+        return list(candidates)
+    return [*named, *(c for c in candidates if not any(c is n for n in named))]
 
 
 def same_section(chunk: Chunk, other: Chunk) -> bool:

@@ -127,8 +127,10 @@ def move(conn: Any, source_id: int) -> bool:
     until then, readers of its new set find it by its vectors and its fresh blocks only, and
     those of its old set not at all (every row is still checked against the readable files)."""
     old = conn.execute("SELECT reader_set FROM sources WHERE id = %s", (source_id,)).fetchone()
+    if old is None or old["reader_set"] is None:  # no rows anywhere (it never read)
+        return False
     new = of_source(conn, source_id)
-    if old is None or old["reader_set"] is None or int(old["reader_set"]) == new:
+    if int(old["reader_set"]) == new:
         return False
     for table in TABLES:
         conn.execute(f"UPDATE {table} SET reader_set = %s WHERE source_id = %s", (new, source_id))
