@@ -267,12 +267,7 @@ def dated_first(query: Query, holds: list[Candidate]) -> list[Candidate]:
     events = {EVENTS[t] for t in query.tokens if t in EVENTS}
     if not events:
         return holds
-    keys = [
-        (c, name)
-        for c in holds
-        if (key := _FIELD.match(c.text))
-        and _FIELD_NAME.fullmatch(name := key.group(1).strip(" -・"))
-    ]
+    keys = [(c, name) for c in holds if (name := field_name(c.text))]
     named = [c for c, key in keys if any(e in key for e in events)]
     dated = named or [c for c, key in keys if _WHEN_FIELD.fullmatch(key)]
     return [*dated, *(c for c in holds if not any(c is d for d in dated))]
@@ -280,6 +275,15 @@ def dated_first(query: Query, holds: list[Candidate]) -> list[Candidate]:
 
 _FIELD_NAME: Final = re.compile(r"[\u3400-\u9fff々ァ-ヺー]{1,8}")
 """A field's name (発生日時, 日時), not a sentence or a list's title before a colon."""
+
+
+def field_name(text: str) -> str | None:
+    """The name of the field ``text`` is (発生日時 of 「- 発生日時：2024年…」), if it is one."""
+    key = _FIELD.match(text)
+    name = key.group(1).strip(" -・") if key else ""
+    return name if _FIELD_NAME.fullmatch(name) else None
+
+
 _WHEN_FIELD: Final = re.compile(r"日時|日程|日付|期日|開催日|実施日|開催日時|実施日時")
 """A field that dates what its section announces (日時：2025年9月1日 of a drill's notice)."""
 
@@ -300,11 +304,7 @@ def of_records(
     of their own holds (the INC-2024-0004 section, its row): a summary tells what a section
     holds and how many, not what one of its records says; with ``query``, the fields it asks
     first (:func:`asked_fields_first`)."""
-    owned = codes and any(
-        not h.chunk.is_summary
-        and not mentions.missing_terms(codes, "\n".join([*h.chunk.heading_path, h.chunk.text]))
-        for h in hits
-    )
+    owned = codes and any(not h.chunk.is_summary and _names(h.chunk, codes) for h in hits)
     kept = [c for c in candidates if not (owned and hits[c.hit_index].chunk.is_summary)]
     return asked_fields_first(query, codes, hits, kept) if query is not None else kept
 
@@ -327,13 +327,11 @@ def asked_fields_first(
 
     def about_the_record(c: Candidate) -> bool:
         chunk = hits[c.hit_index].chunk
-        text = "\n".join([*chunk.heading_path, chunk.text])
-        return not is_record(chunk) and not mentions.missing_terms(codes, text)
+        return not is_record(chunk) and _names(chunk, codes)
 
     def asked(c: Candidate) -> bool:
-        key = _FIELD.match(c.text)
-        name = key.group(1).strip(" -・") if key else ""
-        return bool(_FIELD_NAME.fullmatch(name)) and any(w in name for w in words)
+        name = field_name(c.text)
+        return name is not None and any(w in name for w in words)
 
     row = candidates[0].hit_index
     if any(asked(c) for c in candidates if c.hit_index == row):
@@ -342,6 +340,11 @@ def asked_fields_first(
     if not named:
         return list(candidates)
     return [*named, *(c for c in candidates if not any(c is n for n in named))]
+
+
+def _names(chunk: Chunk, codes: Sequence[str]) -> bool:
+    """Whether the passage (its headings or text) names every one of ``codes``."""
+    return not mentions.missing_terms(codes, "\n".join([*chunk.heading_path, chunk.text]))
 
 
 def same_section(chunk: Chunk, other: Chunk) -> bool:

@@ -161,7 +161,8 @@ def partition(conn: Any) -> None:
     """Schema migration 13's step: every file gets the reader set of its groups, and the
     search tables become partitioned tables holding the same rows, each in its file's
     partition. The posting blocks are built again at the next start, by partition
-    (``compaction.py``), as is the HNSW graph (``bulk.py``)."""
+    (``compaction.py``; the migration's next step asks for it), as is the HNSW graph
+    (``bulk.py``)."""
     started = time.perf_counter()
     conn.execute(
         "CREATE TABLE reader_sets (id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
@@ -195,9 +196,6 @@ def partition(conn: Any) -> None:
             )
         conn.execute(f"DROP TABLE {table}_unpartitioned")
     conn.execute("CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id)")
-    conn.execute(
-        "INSERT INTO shirabe_meta VALUES ('term_blocks', 'rebuild') ON CONFLICT DO NOTHING"
-    )
     log.info("partitioned by %d reader sets in %.1f s", len(sets), time.perf_counter() - started)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from shirabe.stores.postgres import terms
+from shirabe.stores.postgres import parts, terms
 from shirabe.stores.protocol import Level
 
 MIGRATION = """
@@ -36,7 +36,7 @@ CREATE TABLE reader_level_stats (
 """
 """Schema of the statistics; a migration runs it and then :func:`recount` (existing files)."""
 
-_GROUPS = "coalesce(s.metadata ->> 'groups', '[]')"
+_GROUPS = parts.GROUPS
 
 
 _LEVELS: tuple[tuple[Level, str], ...] = (("chunk", "chunks"), ("sentence", "sentences"))

@@ -314,7 +314,11 @@ MIGRATIONS: tuple[str | tuple[Step, ...], ...] = (
     ),
     # 13: the search tables partitioned by reader set (parts.py); the posting blocks and the
     # HNSW graph are built again at the next start
-    (parts.partition,),
+    (
+        parts.partition,
+        f"INSERT INTO shirabe_meta VALUES ('{compaction.REBUILD}', 'rebuild') "
+        "ON CONFLICT DO NOTHING",
+    ),
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)

@@ -8,11 +8,11 @@ given (a pool, or the best candidates of long posting lists) scored from their t
   postings (its first merged blocks in each partition read, as many as the partition's share of
   the term's postings, and its fresh ones) give the candidates, whose exact scores come from
   their terms by row.
+- Sentence level, and any search within given chunks: the chunks' sentence rows (or the chunks)
+  are scored from their terms by row (``forward.py``).
 
 An access filter reads only the partitions of the reader sets its groups may read
 (``parts.py``).
-- Sentence level, and any search within given chunks: the chunks' sentence rows (or the chunks)
-  are scored from their terms by row (``forward.py``).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ def _read(conn: Any, query: _Query, *, best: int | None) -> list[tuple[str, bloc
                 "WITH d AS (SELECT t.term, r.id AS part, "
                 "t.df::float8 / sum(t.df) OVER (PARTITION BY t.term) AS share "
                 "FROM reader_term_stats t JOIN reader_sets r ON r.readers = t.readers "
-                f"WHERE t.level = 'chunk' AND t.term = ANY(%s) AND t.df > 0 "
+                "WHERE t.level = 'chunk' AND t.term = ANY(%s) AND t.df > 0 "
                 f"AND {named}) "
                 "SELECT d.term, b.data FROM d CROSS JOIN LATERAL (SELECT data FROM term_blocks b "
                 "WHERE b.term = d.term AND b.reader_set = d.part AND b.rank >= 0 "
