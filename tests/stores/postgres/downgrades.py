@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from shirabe.stores.postgres import compaction, dense
+from shirabe.stores.postgres import compaction, dense, graphs, parts
 
 from tests.stores.test_contract import DIM, unit
 
@@ -35,6 +35,21 @@ UNPARTITIONED = {
 """The search tables as schema 12 kept them (before migration 13 partitioned them)."""
 
 
+def to_schema_13(conn: Any) -> None:
+    """The index as schema 13 kept it: the chunk vectors partitioned by reader set like the
+    posting blocks, the same rows in each set's partition, an HNSW graph in each."""
+    conn.execute("CREATE TEMP TABLE kept AS SELECT * FROM chunk_vectors")
+    conn.execute("DROP TABLE chunk_vectors")
+    parts.create(conn, "chunk_vectors")
+    for (found,) in conn.execute("SELECT id FROM reader_sets ORDER BY id").fetchall():
+        parts.attach(conn, "chunk_vectors", found)
+    conn.execute("INSERT INTO chunk_vectors SELECT * FROM kept")
+    conn.execute("DROP TABLE kept")
+    conn.execute("CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id)")
+    conn.execute(graphs.index_sql(DIM))
+    conn.execute("DELETE FROM shirabe_schema WHERE version = 14")
+
+
 def to_schema_12(conn: Any) -> None:
     """The index as schema 12 kept it: the search tables whole, with the same rows (every
     posting block as it is), and no reader sets."""
@@ -53,10 +68,10 @@ def to_schema_12(conn: Any) -> None:
             conn.execute(statement)
         conn.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM kept")
         conn.execute("DROP TABLE kept")
-    conn.execute(dense.hnsw_index_sql(DIM))
+    conn.execute(graphs.index_sql(DIM))
     conn.execute("DROP TABLE reader_sets")
     conn.execute("ALTER TABLE sources DROP COLUMN reader_set")
-    conn.execute("DELETE FROM shirabe_schema WHERE version = 13")
+    conn.execute("DELETE FROM shirabe_schema WHERE version >= 13")
 
 
 def to_schema_11(conn: Any, vectors: dict[str, np.ndarray]) -> None:

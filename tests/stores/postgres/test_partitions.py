@@ -1,10 +1,12 @@
-"""The server store partitioned by reader set: each file's rows live in its group set's
-partitions, a search under an access filter reads only the partitions its groups may read, a
-file whose groups change moves, and an index of schema 12 migrates to what an ingest writes."""
+"""The server store by reader set: each file's posting blocks live in its group set's partition
+and its vectors carry the set, a search under an access filter reads only the partitions and
+walks only the graphs its groups may read, a file whose groups change moves, and indexes of
+schemas 12 and 13 migrate to what an ingest writes."""
 
 from __future__ import annotations
 
 import json
+import time
 
 import psycopg
 import pytest
@@ -12,12 +14,13 @@ from psycopg.conninfo import make_conninfo
 from psycopg.rows import dict_row
 
 from shirabe.records import Filters
-from shirabe.stores.postgres import compaction
+from shirabe.stores.postgres import compaction, graphs
+from shirabe.stores.postgres.dense import HnswSearch
 from shirabe.stores.postgres.store import PostgresStore
 from shirabe.stores.protocol import SourceRecord
 
 from tests.indexing.index_snapshot import differences, snapshot
-from tests.stores.postgres.downgrades import to_schema_12
+from tests.stores.postgres.downgrades import to_schema_12, to_schema_13
 from tests.stores.test_contract import DIM, K1, MODEL, B, put_file, unit
 
 pytestmark = pytest.mark.postgres
@@ -33,10 +36,11 @@ TEXTS = {
     for path, dept in zip(GROUPS, ("総務", "経理", "共有", "人事"), strict=True)
 }
 SEARCH_TABLES = ("chunk_vectors", "term_blocks")
+PARTITIONED = ("term_blocks",)
 
 
-def open_store(url: str) -> PostgresStore:
-    store = PostgresStore(url, k1=K1, b=B)
+def open_store(url: str, hnsw: HnswSearch | None = None) -> PostgresStore:
+    store = PostgresStore(url, k1=K1, b=B, hnsw=hnsw)
     store.bind(embedding_model=MODEL, embedding_dim=DIM, tokenizer="split")
     return store
 
@@ -58,6 +62,52 @@ def placed(url: str) -> set[tuple[str, str, str]]:
             ).fetchall()
             out |= {(t, p, readers) for t, p, readers in rows}
     return out
+
+
+def rows_of(url: str, path: str) -> set[tuple[str, str]]:
+    """(table partition, readers) of file ``path``'s rows in the search tables."""
+    return {(t, readers) for t, p, readers in placed(url) if p == path}
+
+
+def graph_of(url: str, reader_set: int) -> str:
+    """The condition of reader set ``reader_set``'s HNSW graph (its partial index)."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT pg_get_expr(i.indpred, i.indrelid) FROM pg_index i "
+            "WHERE i.indexrelid = to_regclass(%s)",
+            (graphs.name(reader_set),),
+        ).fetchone()
+    assert row is not None, f"no graph of reader set {reader_set}"
+    return f"WHERE {row[0]}"
+
+
+def graph_scans(url: str) -> dict[str, int]:
+    """How many times each HNSW graph was walked (PostgreSQL's statistics)."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT indexrelname, idx_scan FROM pg_stat_user_indexes "
+            "WHERE relname = 'chunk_vectors' AND indexrelname LIKE 'chunk_vectors_hnsw%%'"
+        ).fetchall()
+    return {name: int(n) for name, n in rows}
+
+
+def walked(url: str, filters: Filters | None) -> set[str]:
+    """The graphs a chunk-level vector search under ``filters`` walks, from the statistics its
+    connection leaves when it closes. A graph is always used (``exact_below`` 0), and a scan of
+    the table is not considered (these few rows would be sorted whole)."""
+    before = graph_scans(url)
+    indexed = make_conninfo(url, options="-c enable_seqscan=off")
+    store = open_store(indexed, HnswSearch(exact_below=0))
+    try:
+        assert store.search_dense(unit("規程 申請"), 3, filters)
+    finally:
+        store.close()
+    for _ in range(100):  # a closing connection's counts arrive shortly after
+        after = graph_scans(url)
+        if after != before:
+            break
+        time.sleep(0.1)
+    return {name for name, n in after.items() if n > before.get(name, 0)}
 
 
 def partition_of(url: str, groups: tuple[str, ...]) -> int:
@@ -91,8 +141,9 @@ def test_each_files_rows_are_in_the_partitions_of_its_group_set(database_url: st
         for path, groups in GROUPS.items():
             part = partition_of(database_url, groups)
             mine = {(t, readers) for t, p, readers in rows if p == path}
-            assert {t for t, _ in mine} == {f"chunk_vectors_{part}"}
+            assert {t for t, _ in mine} == {"chunk_vectors"}  # merged blocks only (optimized)
             assert {readers for _, readers in mine} == {json.dumps(list(groups))}
+            assert graph_of(database_url, part) == f"WHERE (reader_set = {part})"
         with psycopg.connect(database_url) as conn:
             merged = conn.execute(
                 "SELECT DISTINCT tableoid::regclass::text, reader_set FROM term_blocks"
@@ -106,9 +157,10 @@ def test_each_files_rows_are_in_the_partitions_of_its_group_set(database_url: st
 def test_a_filtered_search_reads_only_the_partitions_its_groups_may_read(
     database_url: str,
 ) -> None:
-    """Every partition of 経理's and 人事's reader sets is locked by another transaction: a
-    reader of 総務 searches without touching them (its searches would wait for the lock and
-    fail after lock_timeout), while an unfiltered search fails, which shows the locks hold."""
+    """Every posting partition of 経理's and 人事's reader sets is locked by another
+    transaction: a reader of 総務 searches without touching them (its searches would wait for
+    the lock and fail after lock_timeout), while an unfiltered search fails, which shows the
+    locks hold."""
     store = open_store(database_url)
     try:
         fill(store)
@@ -121,7 +173,7 @@ def test_a_filtered_search_reads_only_the_partitions_its_groups_may_read(
     store = open_store(timed)
     try:
         for part in others:
-            for table in SEARCH_TABLES:
+            for table in PARTITIONED:
                 locker.execute(f"LOCK TABLE {table}_{part} IN ACCESS EXCLUSIVE MODE")
         assert searches(store, Filters(groups=frozenset({"総務"}))) == {"/d/総務.md", "/d/共有.md"}
         with pytest.raises(psycopg.errors.LockNotAvailable):
@@ -138,6 +190,21 @@ def test_a_filtered_search_reads_only_the_partitions_its_groups_may_read(
         store.close()
 
 
+def test_a_vector_search_walks_the_graphs_its_reader_may_read(database_url: str) -> None:
+    """A reader of one department of four walks that set's graph alone; a search that may
+    read every set (unfiltered, or a reader of them all) walks the graph of every chunk."""
+    store = open_store(database_url)
+    try:
+        fill(store)
+    finally:
+        store.close()
+    jinji = partition_of(database_url, ("人事",))
+    assert walked(database_url, Filters(groups=frozenset({"人事"}))) == {graphs.name(jinji)}
+    assert walked(database_url, None) == {graphs.WHOLE}
+    everyone = Filters(groups=frozenset({"総務", "経理", "人事"}))
+    assert walked(database_url, everyone) == {graphs.WHOLE}
+
+
 def test_a_file_whose_groups_change_moves_to_their_partitions(database_url: str) -> None:
     store = open_store(database_url)
     try:
@@ -146,8 +213,9 @@ def test_a_file_whose_groups_change_moves_to_their_partitions(database_url: str)
         # written again under new groups (the access map changed)
         put_file(store, "/d/人事.md", TEXTS["/d/人事.md"], groups=("経理",))
         part = partition_of(database_url, ("経理",))
-        assert {t for t, p, _r in placed(database_url) if p == "/d/人事.md"} == {
-            f"{t}_{part}" for t in SEARCH_TABLES
+        assert rows_of(database_url, "/d/人事.md") == {
+            ("chunk_vectors", json.dumps(["経理"])),
+            (f"term_blocks_{part}", json.dumps(["経理"])),
         }
         keiri = Filters(groups=frozenset({"経理"}))
         assert "/d/人事.md" in searches(store, keiri)
@@ -164,8 +232,9 @@ def test_a_file_whose_groups_change_moves_to_their_partitions(database_url: str)
         )
         store.record_failure(failed, "読めません")
         jinji = partition_of(database_url, ("人事",))
-        assert {t for t, p, _r in placed(database_url) if p == "/d/総務.md"} <= {
-            f"{t}_{jinji}" for t in SEARCH_TABLES
+        assert rows_of(database_url, "/d/総務.md") <= {
+            ("chunk_vectors", json.dumps(["人事"])),
+            (f"term_blocks_{jinji}", json.dumps(["人事"])),
         }
         jinji_reader = Filters(groups=frozenset({"人事"}))
         assert "/d/総務.md" not in searches(store, Filters(groups=frozenset({"総務"})))
@@ -211,5 +280,47 @@ def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
         after = {groups: searches(store, Filters(groups=frozenset(groups))) for groups in before}
         assert after == before
         assert {p for _t, p, _r in placed(database_url)} == set(GROUPS)
+    finally:
+        store.close()
+
+
+def test_an_index_of_schema_13_migrates_to_one_vector_table_with_a_graph_per_reader_set(
+    database_url: str,
+) -> None:
+    store = open_store(database_url)
+    try:
+        fill(store)
+        store.optimize()
+        written = snapshot(database_url)
+        before = {
+            groups: searches(store, Filters(groups=frozenset(groups)))
+            for groups in (("総務",), ("経理",), ("人事",), ("総務", "人事"))
+        }
+    finally:
+        store.close()
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        to_schema_13(conn)
+        kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
+        assert kind.fetchone() == ("p",)  # partitioned, as schema 13 kept it
+    store = open_store(database_url)  # migration 14, then the graphs at bind
+    try:
+        assert differences(snapshot(database_url), written) == {}
+        after = {groups: searches(store, Filters(groups=frozenset(groups))) for groups in before}
+        assert after == before
+        with psycopg.connect(database_url) as conn:
+            kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
+            assert kind.fetchone() == ("r",)
+            indexes = conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'chunk_vectors'"
+            ).fetchall()
+        sets = [partition_of(database_url, groups) for groups in GROUPS.values()]
+        assert {name for (name,) in indexes} == {
+            "chunk_vectors_pkey",
+            "chunk_vectors_by_source",
+            graphs.WHOLE,
+            *(graphs.name(s) for s in sets),
+        }
+        for s in sets:
+            assert graph_of(database_url, s) == f"WHERE (reader_set = {s})"
     finally:
         store.close()

@@ -14,15 +14,15 @@ import logging
 import time
 from typing import Any
 
-from shirabe.stores.postgres import compaction, dense, forward, lexical
+from shirabe.stores.postgres import compaction, forward, graphs, lexical
 
 log = logging.getLogger(__name__)
 
 
-def deferred_indexes(dim: int) -> dict[str, tuple[str, str]]:
+def deferred_indexes(conn: Any, dim: int) -> dict[str, tuple[str, str]]:
     """The indexes a bulk load builds at its end, by name, with the statements that create and
     drop each: all but the keys that writes check (chunk ids, which the vector and sentence
-    rows reference)."""
+    rows reference), the HNSW graphs included (the whole's and each reader set's)."""
     plain = {
         "chunks_by_source": "chunks (source_id)",
         "chunk_vectors_by_source": "chunk_vectors (source_id)",
@@ -31,10 +31,8 @@ def deferred_indexes(dim: int) -> dict[str, tuple[str, str]]:
         name: (f"CREATE INDEX IF NOT EXISTS {name} ON {on}", f"DROP INDEX IF EXISTS {name}")
         for name, on in plain.items()
     }
-    out["chunk_vectors_hnsw"] = (
-        dense.hnsw_index_sql(dim),
-        "DROP INDEX IF EXISTS chunk_vectors_hnsw",
-    )
+    for name, create in graphs.wanted(conn, dim).items():
+        out[name] = (create, f"DROP INDEX IF EXISTS {name}")
     return out
 
 
@@ -84,12 +82,12 @@ def finish(conn: Any, dim: int, *, memory: str) -> None:
 
 
 def drop_indexes(conn: Any, dim: int) -> None:
-    for _create, drop in deferred_indexes(dim).values():
+    for _create, drop in deferred_indexes(conn, dim).values():
         conn.execute(drop)
 
 
 def missing_indexes(conn: Any, dim: int) -> list[str]:
-    names = list(deferred_indexes(dim))
+    names = list(deferred_indexes(conn, dim))
     rows = conn.execute(
         "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
         "AND indexname = ANY(%s)",
@@ -106,7 +104,7 @@ def build_indexes(conn: Any, dim: int, *, memory: str) -> None:
     if not missing:
         return
     conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (memory,))
-    statements = deferred_indexes(dim)
+    statements = deferred_indexes(conn, dim)
     for name in missing:
         started = time.perf_counter()
         conn.execute(statements[name][0])

@@ -1,12 +1,15 @@
-"""Vector search in pgvector: an HNSW cosine index over chunk vectors, and exact scans instead
-when a filter leaves few enough chunks (so a filtered search ranks among the readable chunks
-only), when candidates are re-scored, and at sentence level (which has no index).
+"""Vector search in pgvector: HNSW cosine graphs over chunk vectors (``graphs.py``: one of every
+chunk, one per reader set), and exact scans instead when a filter leaves few enough chunks (so a
+filtered search ranks among the readable chunks only), when candidates are re-scored, and at
+sentence level (which has no index).
 
-A filter that leaves many chunks is applied after the index: the index's nearest
-``k / share`` chunks (and some to spare) are read unfiltered and the readable ones kept, which
-are then exactly the readable chunks nearest by the index. Only when that leaves fewer than
-``k`` does the filter go inside the index scan (iterative scans), which at 100k chunks costs
-75-95 ms a search against 9-13 ms (bench/postgres.py, 90% of the files readable).
+An unfiltered search walks the graph of every chunk. A filtered one walks the graphs of the
+reader sets it may read when those hold at most :data:`PARTIAL_SHARE` of the chunks, else the
+graph of every chunk; either way it reads the graphs' nearest ``k / share`` chunks (and some to
+spare) unfiltered and keeps the readable ones, which are then exactly the readable chunks
+nearest by the graphs. Only when that leaves fewer than ``k`` does the filter go inside the
+index scan (iterative scans), which at 100k chunks costs 75-95 ms a search against 9-13 ms
+(bench/postgres.py, 90% of the files readable).
 
 Vectors are kept in half precision (``halfvec``), as the embedding cache keeps them. Every
 score returned is that of the stored vector against the query's float32 one (the column cast
@@ -37,14 +40,20 @@ OVERSAMPLE = 1.25
 """How many more of the index's nearest chunks than ``k / share`` a filtered search reads."""
 
 SPREAD = 2.5
-"""A scan of several partitions (reader sets, ``parts.py``) walks each one's HNSW graph with
-``SPREAD / partitions`` of the candidate list one graph would get (at least
-:data:`LEAST_EF`): the partitions' nearest are merged, and each holds its share of them. At
-100k chunks in 10 partitions, a list of 32 a graph found 98.7% of the exact nearest 100 in 5.6
-ms, against 97.7% in 2.8 ms for one graph of them all with 128, and 99.8% in 19.0 ms for 128
-a graph (``bench/postgres.py``)."""
+"""A scan of several reader sets' graphs walks each one with ``SPREAD / graphs`` of the
+candidate list one graph would get (at least :data:`LEAST_EF`): their nearest are merged, and
+each holds its share of them. At 100k chunks in 10 sets, a list of 32 a graph found 98.7% of
+the exact nearest 100 in 5.6 ms, against 97.7% in 2.8 ms for one graph of them all with 128,
+and 99.8% in 19.0 ms for 128 a graph (``bench/postgres.py``)."""
 LEAST_EF = 20
-"""The shortest candidate list a partition's graph is walked with."""
+"""The shortest candidate list a reader set's graph is walked with."""
+
+PARTIAL_SHARE = 0.5
+"""A filtered search walks the graphs of the reader sets it may read when those hold at most
+this share of the chunks, else the graph of every chunk. At 1M chunks in ten sets of 100k, the
+200 nearest took 8.3 ms at p50 from one set's graph (``ef_search`` 200), 21 ms from the graph
+of every chunk, and 59 ms from all ten sets' graphs (50 each): walking sets' graphs pays when
+they are few."""
 
 MAX_FETCH = 1000
 """The most chunks read before filtering (pgvector's largest ``hnsw.ef_search``); a filter
@@ -67,46 +76,69 @@ def text_vector(vector: Vector) -> str:
     return "[" + ",".join(map(repr, values)) + "]"
 
 
-HNSW_BUILD = "m = 16, ef_construction = 200"
-"""How the HNSW graph is built. pgvector's default ``ef_construction`` (64) gave recall@10
-0.963 against exact search on a random 300 questions at 100k chunks (``ef_search`` 128); 200
-gives 0.991 at the same search time, for an index build of 95 s instead of 33 s
-(bench/postgres.py)."""
-
-
-def hnsw_index_sql(dim: int) -> str:
-    """The HNSW index on chunk vectors; HNSW needs a fixed dimension, so it indexes the column
-    cast to it (and searches must cast alike to use it)."""
-    return (
-        "CREATE INDEX IF NOT EXISTS chunk_vectors_hnsw ON chunk_vectors "
-        f"USING hnsw ((embedding::halfvec({int(dim)})) halfvec_cosine_ops) WITH ({HNSW_BUILD})"
-    )
-
-
-def spread(ef_search: int, partitions: int) -> int:
-    """The candidate list each of ``partitions`` HNSW graphs is walked with, for a scan that
-    one graph would walk with ``ef_search``."""
-    if partitions <= 1:
+def spread(ef_search: int, graphs: int) -> int:
+    """The candidate list each of ``graphs`` HNSW graphs is walked with, for a scan that one
+    graph would walk with ``ef_search``."""
+    if graphs <= 1:
         return ef_search
-    return max(math.ceil(ef_search * SPREAD / partitions), LEAST_EF)
+    return max(math.ceil(ef_search * SPREAD / graphs), LEAST_EF)
 
 
-def partitions_read(conn: Any, readable: Readable | None) -> int:
-    """How many partitions of ``chunk_vectors`` holding chunks a scan under ``readable``
-    reads."""
-    if readable is not None and readable.sets is not None:
-        return readable.filled
-    row = conn.execute(
-        "SELECT count(*) AS n FROM reader_sets r JOIN reader_level_stats l "
-        "ON l.readers = r.readers AND l.level = 'chunk' AND l.rows > 0"
-    ).fetchone()
-    return int(row["n"])
+@dataclass(frozen=True, slots=True)
+class Walk:
+    """The HNSW graphs a chunk-level search walks: reader sets' (``sets``) or, with ``sets``
+    None, the graph of every chunk; and how many chunks they hold."""
+
+    sets: tuple[int, ...] | None
+    chunks: int
+
+    @property
+    def graphs(self) -> int:
+        return 1 if self.sets is None else len(self.sets)
+
+    def nearest(
+        self, q: str, dim: int, limit: int, where: str = "", params: Sequence[Any] = ()
+    ) -> tuple[str, list[Any]]:
+        """A statement giving the ``limit`` chunks nearest to ``q`` by the graphs (rows of
+        ``chunk_id``, ``source_id``, ``embedding`` and the graphs' distance ``near``) among
+        those meeting ``where`` (on ``chunk_vectors c``), and its parameters. Several sets'
+        walks are merged lazily (each in order, limited: a merge the planner reads from each as
+        far as needed); a reader set's id is written into its walk, as a partial index serves
+        only a statement naming its set as a constant."""
+        near = f"c.embedding::halfvec({int(dim)}) <=> %s::halfvec({int(dim)})"
+        one = (
+            f"SELECT c.chunk_id, c.source_id, c.embedding, {near} AS near FROM chunk_vectors c "
+            f"WHERE {{graph}}{f' AND {where}' if where else ''} ORDER BY near LIMIT %s"
+        )
+        walk = [q, *params, limit]
+        if self.sets is None:
+            return one.format(graph="true"), walk
+        branches = " UNION ALL ".join(
+            f"({one.format(graph=f'c.reader_set = {int(s)}')})" for s in self.sets
+        )
+        return f"SELECT * FROM ({branches}) x ORDER BY x.near LIMIT %s", [
+            *(walk * len(self.sets)),
+            limit,
+        ]
+
+
+def walk(conn: Any, readable: Readable | None) -> Walk:
+    """The graph of every chunk, or, under a filter whose reader sets hold at most
+    :data:`PARTIAL_SHARE` of the chunks, those sets' graphs."""
+    if readable is None:  # how many chunks the graphs hold matters only under a filter
+        return Walk(None, 0)
+    row = conn.execute("SELECT rows FROM level_stats WHERE level = 'chunk'").fetchone()
+    total = int(row["rows"]) if row else 0
+    if readable.sets is None or readable.set_chunks > PARTIAL_SHARE * total:
+        return Walk(None, total)
+    # none holding a chunk: reader set 0, which has none either
+    return Walk(readable.filled or (0,), readable.set_chunks)
 
 
 def hnsw_settings(conn: Any, ef_search: int) -> None:
     """Session settings for HNSW scans, sent only when they change on this connection: the
     candidate list size, and iterative scans so that a filter still fills the top k (and a
-    partition whose share of the nearest is larger than its list gives more)."""
+    reader set's graph whose share of the nearest is larger than its list gives more)."""
     if getattr(conn, "_shirabe_ef_search", None) != ef_search:
         conn.execute(f"SET hnsw.ef_search = {int(ef_search)}")
         conn.execute("SET hnsw.iterative_scan = strict_order")
@@ -126,8 +158,8 @@ def search(
 ) -> list[ScoredId]:
     """The top ``k`` chunks by cosine similarity (at sentence level, of their best sentence)."""
     q = text_vector(vector)
-    # chunk vectors are partitioned by reader set (parts.py), sentences are read by chunk id
-    where, params, readable = filter_sql(conn, filters, "x", partitioned=level == "chunk")
+    # reader sets choose the graphs walked (walk), not a partition
+    where, params, readable = filter_sql(conn, filters, "x", partitioned=False)
     allowed = None if readable is None else readable.chunks
     conditions = ["true"] + ([where] if where else [])
     exact = within is not None
@@ -138,21 +170,21 @@ def search(
         exact = allowed <= hnsw.exact_below
     if level == "sentence" and not exact:
         exact = True  # sentences have no HNSW index (they re-score candidates)
-    if not exact:  # chunk level, through the index
-        index_distance = f"x.embedding::halfvec({dim}) <=> %s::halfvec({dim})"
+    if not exact:  # chunk level, through the graphs
+        graphs = walk(conn, readable)
         if readable is not None:
-            found = _filtered_after(conn, q, k, (where, params, readable), index_distance, hnsw)
+            found = _filtered_after(conn, q, k, (where, params, readable), graphs, dim, hnsw)
             if found is not None:
                 return found
         wanted = max(hnsw.ef_search, k * RESCORED)
-        hnsw_settings(conn, spread(wanted, partitions_read(conn, readable)))
-        # MATERIALIZED: the index's nearest, then scored exactly
-        sql = (
-            "WITH near AS MATERIALIZED (SELECT x.chunk_id, x.embedding FROM chunk_vectors x "
-            f"WHERE {' AND '.join(conditions)} ORDER BY {index_distance} LIMIT %s) "
-            + _RESCORE.format(candidates="near")
+        hnsw_settings(conn, spread(wanted, graphs.graphs))
+        inside, inside_params, _ = filter_sql(
+            conn, filters, "c", readable=readable, partitioned=False
         )
-        return _scored(conn.execute(sql, [*params, q, k * RESCORED, q, k]).fetchall())
+        nearest, walked = graphs.nearest(q, dim, k * RESCORED, inside, inside_params)
+        # MATERIALIZED: the graphs' nearest, then scored exactly
+        sql = f"WITH near AS MATERIALIZED ({nearest}) " + _RESCORE.format(candidates="near")
+        return _scored(conn.execute(sql, [*walked, q, k]).fetchall())
     # every allowed row scored: no index, the true top k
     where_sql = " AND ".join(conditions)
     if level == "chunk":
@@ -184,35 +216,30 @@ def _filtered_after(
     q: str,
     k: int,
     allowed: tuple[str, Sequence[Any], Readable],
-    distance: str,
+    graphs: Walk,
+    dim: int,
     hnsw: HnswSearch,
 ) -> list[ScoredId] | None:
-    """The ``k`` readable chunks nearest by the HNSW index, read from the nearest
-    ``k / share × OVERSAMPLE`` of the partitions the filter reads (every one, or its reader
-    sets'); None when those hold fewer than ``k`` readable ones (or the share is too small to
-    read enough), so the caller filters inside the scan instead."""
+    """The ``k`` readable chunks nearest by the HNSW graphs, read from the nearest
+    ``k / share × OVERSAMPLE`` of the chunks the graphs hold; None when those hold fewer than
+    ``k`` readable ones (or the share is too small to read enough), so the caller filters
+    inside the scan instead."""
     where, params, readable = allowed
-    chunks = readable.chunks
-    if readable.sets is None:
-        total = conn.execute("SELECT rows FROM level_stats WHERE level = 'chunk'").fetchone()
-        n = int(total["rows"]) if total else 0
-    else:
-        n = readable.set_chunks
+    n, chunks = graphs.chunks, readable.chunks
     if n <= 0 or chunks <= 0:
         return None
     fetch = math.ceil(k * n / chunks * OVERSAMPLE) + 10
     if fetch > MAX_FETCH:
         return None
-    hnsw_settings(conn, spread(max(hnsw.ef_search, fetch), partitions_read(conn, readable)))
+    hnsw_settings(conn, spread(max(hnsw.ef_search, fetch), graphs.graphs))
+    nearest, walked = graphs.nearest(q, dim, fetch)
     # MATERIALIZED: the index scan runs alone (the planner would otherwise push the filter in)
-    within, sets = readable.partitions("x")
     sql = (
-        "WITH x AS MATERIALIZED (SELECT x.chunk_id, x.source_id, x.reader_set, x.embedding, "
-        f"{distance} AS near FROM chunk_vectors x WHERE {within} ORDER BY near LIMIT %s), "
+        f"WITH x AS MATERIALIZED ({nearest}), "
         f"readable AS (SELECT x.chunk_id, x.embedding FROM x WHERE {where} ORDER BY x.near "
         "LIMIT %s) " + _RESCORE.format(candidates="readable")
     )
-    rows = conn.execute(sql, [q, *sets, fetch, *params, k * RESCORED, q, k]).fetchall()
+    rows = conn.execute(sql, [*walked, *params, k * RESCORED, q, k]).fetchall()
     if len(rows) < k and fetch < n:
         return None
     return _scored(rows)

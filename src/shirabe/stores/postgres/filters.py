@@ -3,7 +3,7 @@
 Filters on files resolve to a list of readable file ids first (files are few); the search then
 checks one id per row, which the search tables carry beside each chunk id. An access filter
 also names the reader sets its groups may read (``parts.py``), so that a search reads only
-their partitions.
+their partitions and graphs.
 """
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from shirabe.text.globs import glob_regex
 @dataclass(frozen=True, slots=True)
 class Readable:
     """What a filter leaves: the readable files and how many chunks they hold together, and
-    the reader sets to read (None: every one) with how many chunks those hold and how many of
-    them hold any."""
+    the reader sets to read (None: every one) with how many chunks those hold and those of
+    them that hold any."""
 
     files: list[int]
     chunks: int
     sets: list[int] | None = None
     set_chunks: int = 0
-    filled: int = 0
+    filled: tuple[int, ...] = ()
 
     def partitions(self, alias: str, column: str = "reader_set") -> tuple[str, list[Any]]:
         """A condition on table ``alias`` (with a reader set's id in ``column``) naming the
@@ -62,7 +62,7 @@ def readable_files(conn: Any, filters: Filters) -> Readable:
     if filters.groups is None:
         return Readable(files, chunks)
     sets = parts.readable(conn, filters.groups)
-    return Readable(files, chunks, sets.ids, sets.chunks, sets.filled)
+    return Readable(files, chunks, sets.ids, sets.chunks, tuple(sets.filled))
 
 
 def filter_sql(

@@ -1,24 +1,25 @@
-"""The search indexes partitioned by who may read (PostgreSQL LIST partitions per group set).
+"""The posting blocks partitioned by who may read (PostgreSQL LIST partitions per group set).
 
 Every file is read by a set of groups (its ``groups`` tag, as the access map gave it: files
 without groups are nobody's but an unfiltered search's). Each distinct set is a *reader set*
 (``reader_sets``: its id and its groups as JSON text, the text the per-reader statistics are
-kept under), and the two tables a search ranks from (:data:`TABLES`) are partitioned by it: a
-file's chunk vectors and posting blocks are in its reader set's partitions (``chunk_vectors_3``,
-``term_blocks_3``, …), each partition with its own HNSW graph and merged blocks. A search
-under an access filter names the reader sets its groups may read, and PostgreSQL reads only
-their partitions: the graphs it walks and the postings it reads hold only what the reader may
-read. The filter on readable files is still applied to every row, so pruning only ever narrows
-what a search reads.
+kept under). The BM25 posting blocks (:data:`TABLES`) are partitioned by it: a file's blocks
+are in its reader set's partition (``term_blocks_3``, …), merged apart. A search under an
+access filter names the reader sets its groups may read, and PostgreSQL reads only their
+partitions. The chunk vectors carry their reader set too, and each set has an HNSW graph of
+its own beside the graph of every chunk (``graphs.py``). The filter on readable files is
+still applied to every row, so a reader set only ever narrows what a search reads.
 
 The tables read by chunk id (``sentences``, ``chunk_terms``: the rows of chunks a search has
 already found, all readable) are not partitioned: a lookup by id reads only those rows either
 way, and across partitions it would look in each.
 
-A reader set's partitions are created with the first file written under it, in that file's
-write transaction (created apart, then attached: attaching does not stop searches). The BM25
-statistics stay global and per group set (``readers.py``), so scores do not depend on the
-partitions. Schema migration 13 (:func:`partition`) moves an existing index over.
+A reader set's partitions and graph are made with the first file written under it, in that
+file's write transaction (a partition created apart, then attached: attaching does not stop
+searches). The BM25 statistics stay global and per group set (``readers.py``), so scores do
+not depend on the partitions. Schema migration 13 (:func:`partition`) moved an existing index
+over, with the vectors partitioned too; migration 14 (:func:`unpartition_vectors`) made them
+one table again, with the graphs of ``graphs.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from shirabe.stores.postgres import graphs
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +46,6 @@ class Table:
 
 
 TABLES: dict[str, Table] = {
-    "chunk_vectors": Table(
-        "chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, "
-        "source_id bigint NOT NULL, reader_set integer NOT NULL, embedding halfvec NOT NULL",
-        "chunk_id, reader_set",
-    ),
     "term_blocks": Table(
         "term text NOT NULL, rank integer NOT NULL, source_id bigint, "
         "reader_set integer NOT NULL, data bytea NOT NULL",
@@ -61,6 +59,24 @@ TABLES: dict[str, Table] = {
 """The tables partitioned by reader set. ``term_blocks``' indexes: each term's blocks in
 order (fresh ones first), and a file's fresh blocks, to delete them."""
 
+VECTORS = (
+    "chunk_id bigint PRIMARY KEY REFERENCES chunks(id) ON DELETE CASCADE, "
+    "source_id bigint NOT NULL, reader_set integer NOT NULL, embedding halfvec NOT NULL"
+)
+"""``chunk_vectors``' columns: one table, a row's reader set naming its graph."""
+
+AT_SCHEMA_13: dict[str, Table] = {
+    "chunk_vectors": Table(
+        "chunk_id bigint NOT NULL REFERENCES chunks(id) ON DELETE CASCADE, "
+        "source_id bigint NOT NULL, reader_set integer NOT NULL, embedding halfvec NOT NULL",
+        "chunk_id, reader_set",
+    ),
+} | TABLES
+"""The tables migration 13 partitioned (the vectors too, until migration 14)."""
+
+WITH_READERS = (*TABLES, "chunk_vectors")
+"""The tables whose rows carry their file's reader set."""
+
 GROUPS = "coalesce(s.metadata ->> 'groups', '[]')"
 """A file's readers as text (``sources s``): the key of its reader set."""
 
@@ -70,8 +86,8 @@ otherwise taking turns (a file's failure) do not create one twice."""
 
 
 def create(conn: Any, table: str, name: str | None = None) -> None:
-    """Table ``table`` (:data:`TABLES`) as an empty partitioned table named ``name``."""
-    spec, name = TABLES[table], name or table
+    """Table ``table`` (:data:`AT_SCHEMA_13`) as an empty partitioned table named ``name``."""
+    spec, name = AT_SCHEMA_13[table], name or table
     key = f", PRIMARY KEY ({spec.key})" if spec.key else ""
     conn.execute(f"CREATE TABLE {name} ({spec.columns}{key}) PARTITION BY LIST (reader_set)")
     for statement in spec.indexes:
@@ -91,8 +107,8 @@ def attach(conn: Any, table: str, reader_set: int, name: str | None = None) -> N
 
 
 def reader_set(conn: Any, readers: str) -> int:
-    """The id of the reader set ``readers`` (groups as JSON text), made with its partitions if
-    it is new (in the caller's transaction)."""
+    """The id of the reader set ``readers`` (groups as JSON text), made with its partitions and
+    its graph if it is new (in the caller's transaction)."""
     found = conn.execute("SELECT id FROM reader_sets WHERE readers = %s", (readers,)).fetchone()
     if found is not None:
         return int(found["id"])
@@ -105,6 +121,7 @@ def reader_set(conn: Any, readers: str) -> int:
     ).fetchone()
     for table in TABLES:
         attach(conn, table, int(made["id"]))
+    graphs.add(conn, int(made["id"]))
     log.info("reader set %d (%s): partitions made", made["id"], readers)
     return int(made["id"])
 
@@ -132,18 +149,18 @@ def move(conn: Any, source_id: int) -> bool:
     new = of_source(conn, source_id)
     if int(old["reader_set"]) == new:
         return False
-    for table in TABLES:
+    for table in WITH_READERS:
         conn.execute(f"UPDATE {table} SET reader_set = %s WHERE source_id = %s", (new, source_id))
     return True
 
 
 @dataclass(frozen=True, slots=True)
 class Sets:
-    """Reader sets, how many chunks they hold together, and how many of them hold any."""
+    """Reader sets, how many chunks they hold together, and those of them that hold any."""
 
     ids: list[int]
     chunks: int
-    filled: int
+    filled: list[int]
 
 
 def readable(conn: Any, groups: frozenset[str]) -> Sets:
@@ -153,8 +170,8 @@ def readable(conn: Any, groups: frozenset[str]) -> Sets:
         "ON l.readers = r.readers AND l.level = 'chunk' WHERE r.readers::jsonb ?| %s",
         (sorted(groups),),
     ).fetchall()
-    counts = [int(r["n"]) for r in rows]
-    return Sets(sorted(int(r["id"]) for r in rows), sum(counts), sum(n > 0 for n in counts))
+    counts = {int(r["id"]): int(r["n"]) for r in rows}
+    return Sets(sorted(counts), sum(counts.values()), sorted(i for i, n in counts.items() if n))
 
 
 def partition(conn: Any) -> None:
@@ -178,7 +195,7 @@ def partition(conn: Any) -> None:
     sets = [int(r[0]) for r in conn.execute("SELECT id FROM reader_sets ORDER BY id")]
     conn.execute("DROP INDEX IF EXISTS chunk_vectors_hnsw")
     conn.execute("DROP INDEX IF EXISTS chunk_vectors_by_source")
-    for table in TABLES:
+    for table in AT_SCHEMA_13:
         conn.execute(f"ALTER TABLE {table} RENAME TO {table}_unpartitioned")
         for name in _catalog(conn, "primary key", f"{table}_unpartitioned"):
             conn.execute(f'ALTER TABLE {table}_unpartitioned DROP CONSTRAINT "{name}"')
@@ -197,6 +214,25 @@ def partition(conn: Any) -> None:
         conn.execute(f"DROP TABLE {table}_unpartitioned")
     conn.execute("CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id)")
     log.info("partitioned by %d reader sets in %.1f s", len(sets), time.perf_counter() - started)
+
+
+def unpartition_vectors(conn: Any) -> None:
+    """Schema migration 14's step: ``chunk_vectors`` one table again, with the same rows (and
+    their reader sets); its graphs, the whole's and each reader set's (``graphs.py``), are built
+    at the next start (``bulk.py``)."""
+    started = time.perf_counter()
+    conn.execute("ALTER TABLE chunk_vectors RENAME TO chunk_vectors_partitioned")
+    for name in _catalog(conn, "indexes", "chunk_vectors_partitioned"):  # the names are reused
+        conn.execute(f'ALTER INDEX "{name}" RENAME TO "{name}_partitioned"')
+    conn.execute(f"CREATE TABLE chunk_vectors ({VECTORS})")
+    conn.execute(
+        "INSERT INTO chunk_vectors (chunk_id, source_id, reader_set, embedding) "
+        "SELECT chunk_id, source_id, reader_set, embedding FROM chunk_vectors_partitioned"
+    )
+    conn.execute("DROP TABLE chunk_vectors_partitioned")
+    conn.execute("CREATE INDEX chunk_vectors_by_source ON chunk_vectors (source_id)")
+    conn.execute("ANALYZE chunk_vectors")  # a new table: its statistics for the planner
+    log.info("chunk vectors made one table in %.1f s", time.perf_counter() - started)
 
 
 _CATALOG = {

@@ -319,6 +319,9 @@ MIGRATIONS: tuple[str | tuple[Step, ...], ...] = (
         f"INSERT INTO shirabe_meta VALUES ('{compaction.REBUILD}', 'rebuild') "
         "ON CONFLICT DO NOTHING",
     ),
+    # 14: the chunk vectors one table again; a graph of every chunk and one per reader set
+    # (graphs.py) are built at the next start
+    (parts.unpartition_vectors,),
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
