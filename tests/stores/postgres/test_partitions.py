@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import psycopg
 import pytest
@@ -257,20 +258,27 @@ def test_a_file_whose_groups_change_moves_to_their_partitions(database_url: str)
         store.close()
 
 
-def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
-    database_url: str,
-) -> None:
-    store = open_store(database_url)
+READERS = (("総務",), ("経理",), ("人事",), ("総務", "人事"))
+
+
+def ingested(url: str) -> tuple[dict[str, list[tuple[Any, ...]]], dict[tuple[str, ...], set[str]]]:
+    """The files written and optimized: the index's snapshot, and the files each of
+    :data:`READERS` finds."""
+    store = open_store(url)
     try:
         fill(store)
         store.optimize()
-        written = snapshot(database_url)
-        before = {
-            groups: searches(store, Filters(groups=frozenset(groups)))
-            for groups in (("総務",), ("経理",), ("人事",), ("総務", "人事"))
+        return snapshot(url), {
+            groups: searches(store, Filters(groups=frozenset(groups))) for groups in READERS
         }
     finally:
         store.close()
+
+
+def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
+    database_url: str,
+) -> None:
+    written, before = ingested(database_url)
     with psycopg.connect(database_url, autocommit=True) as conn:
         to_schema_12(conn)
         assert conn.execute("SELECT to_regclass('reader_sets')").fetchone() == (None,)
@@ -287,17 +295,7 @@ def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
 def test_an_index_of_schema_13_migrates_to_one_vector_table_with_a_graph_per_reader_set(
     database_url: str,
 ) -> None:
-    store = open_store(database_url)
-    try:
-        fill(store)
-        store.optimize()
-        written = snapshot(database_url)
-        before = {
-            groups: searches(store, Filters(groups=frozenset(groups)))
-            for groups in (("総務",), ("経理",), ("人事",), ("総務", "人事"))
-        }
-    finally:
-        store.close()
+    written, before = ingested(database_url)
     with psycopg.connect(database_url, autocommit=True) as conn:
         to_schema_13(conn)
         kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
