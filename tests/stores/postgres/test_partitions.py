@@ -275,6 +275,21 @@ def ingested(url: str) -> tuple[dict[str, list[tuple[Any, ...]]], dict[tuple[str
         store.close()
 
 
+def reopened_as_ingested(
+    url: str,
+    written: dict[str, list[tuple[Any, ...]]],
+    found: dict[tuple[str, ...], set[str]],
+) -> None:
+    """The index opened again (migrated, its indexes built at bind) is what :func:`ingested`
+    wrote, and its readers find what they found there."""
+    store = open_store(url)
+    try:
+        assert differences(snapshot(url), written) == {}
+        assert {g: searches(store, Filters(groups=frozenset(g))) for g in found} == found
+    finally:
+        store.close()
+
+
 def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
     database_url: str,
 ) -> None:
@@ -282,14 +297,8 @@ def test_an_index_of_schema_12_migrates_to_the_partitions_an_ingest_writes(
     with psycopg.connect(database_url, autocommit=True) as conn:
         to_schema_12(conn)
         assert conn.execute("SELECT to_regclass('reader_sets')").fetchone() == (None,)
-    store = open_store(database_url)  # migration 13, then blocks and HNSW graph at bind
-    try:
-        assert differences(snapshot(database_url), written) == {}
-        after = {groups: searches(store, Filters(groups=frozenset(groups))) for groups in before}
-        assert after == before
-        assert {p for _t, p, _r in placed(database_url)} == set(GROUPS)
-    finally:
-        store.close()
+    reopened_as_ingested(database_url, written, before)  # migrations 13 and 14, then bind's
+    assert {p for _t, p, _r in placed(database_url)} == set(GROUPS)
 
 
 def test_an_index_of_schema_13_migrates_to_one_vector_table_with_a_graph_per_reader_set(
@@ -300,25 +309,19 @@ def test_an_index_of_schema_13_migrates_to_one_vector_table_with_a_graph_per_rea
         to_schema_13(conn)
         kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
         assert kind.fetchone() == ("p",)  # partitioned, as schema 13 kept it
-    store = open_store(database_url)  # migration 14, then the graphs at bind
-    try:
-        assert differences(snapshot(database_url), written) == {}
-        after = {groups: searches(store, Filters(groups=frozenset(groups))) for groups in before}
-        assert after == before
-        with psycopg.connect(database_url) as conn:
-            kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
-            assert kind.fetchone() == ("r",)
-            indexes = conn.execute(
-                "SELECT indexname FROM pg_indexes WHERE tablename = 'chunk_vectors'"
-            ).fetchall()
-        sets = [partition_of(database_url, groups) for groups in GROUPS.values()]
-        assert {name for (name,) in indexes} == {
-            "chunk_vectors_pkey",
-            "chunk_vectors_by_source",
-            graphs.WHOLE,
-            *(graphs.name(s) for s in sets),
-        }
-        for s in sets:
-            assert graph_of(database_url, s) == f"WHERE (reader_set = {s})"
-    finally:
-        store.close()
+    reopened_as_ingested(database_url, written, before)  # migration 14, then the graphs
+    with psycopg.connect(database_url) as conn:
+        kind = conn.execute("SELECT relkind FROM pg_class WHERE relname = 'chunk_vectors'")
+        assert kind.fetchone() == ("r",)
+        indexes = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'chunk_vectors'"
+        ).fetchall()
+    sets = [partition_of(database_url, groups) for groups in GROUPS.values()]
+    assert {name for (name,) in indexes} == {
+        "chunk_vectors_pkey",
+        "chunk_vectors_by_source",
+        graphs.WHOLE,
+        *(graphs.name(s) for s in sets),
+    }
+    for s in sets:
+        assert graph_of(database_url, s) == f"WHERE (reader_set = {s})"

@@ -159,7 +159,7 @@ def search(
     """The top ``k`` chunks by cosine similarity (at sentence level, of their best sentence)."""
     q = text_vector(vector)
     # reader sets choose the graphs walked (walk), not a partition
-    where, params, readable = filter_sql(conn, filters, "x", partitioned=False)
+    where, params, readable = filter_sql(conn, filters, "x")
     allowed = None if readable is None else readable.chunks
     conditions = ["true"] + ([where] if where else [])
     exact = within is not None
@@ -178,9 +178,7 @@ def search(
                 return found
         wanted = max(hnsw.ef_search, k * RESCORED)
         hnsw_settings(conn, spread(wanted, graphs.graphs))
-        inside, inside_params, _ = filter_sql(
-            conn, filters, "c", readable=readable, partitioned=False
-        )
+        inside, inside_params, _ = filter_sql(conn, filters, "c", readable=readable)
         nearest, walked = graphs.nearest(q, dim, k * RESCORED, inside, inside_params)
         # MATERIALIZED: the graphs' nearest, then scored exactly
         sql = f"WITH near AS MATERIALIZED ({nearest}) " + _RESCORE.format(candidates="near")

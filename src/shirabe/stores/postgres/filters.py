@@ -62,7 +62,7 @@ def readable_files(conn: Any, filters: Filters) -> Readable:
     if filters.groups is None:
         return Readable(files, chunks)
     sets = parts.readable(conn, filters.groups)
-    return Readable(files, chunks, sets.ids, sets.chunks, tuple(sets.filled))
+    return Readable(files, chunks, sets.ids, sets.chunks, sets.filled)
 
 
 def filter_sql(
@@ -71,19 +71,17 @@ def filter_sql(
     alias: str,
     *,
     readable: Readable | None = None,
-    partitioned: bool = True,
 ) -> tuple[str, list[Any], Readable | None]:
-    """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns, and
-    ``reader_set`` when ``partitioned``) keeping the chunks ``filters`` allow, its parameters,
+    """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns) keeping the
+    chunks ``filters`` allow, its parameters,
     and what the filter leaves (None: no filter); ``readable`` is what :func:`readable_files`
     gave for them, if it was asked."""
     if not filters:
         return "", [], None
     found = readable if readable is not None else readable_files(conn, filters)
-    sql, params = found.partitions(alias) if partitioned else ("true", [])
     # a hashed set: a long list of files costs one lookup per row, not one per file
-    sql += f" AND {alias}.source_id IN (SELECT unnest(%s::bigint[]))"
-    params.append(found.files)
+    sql = f"{alias}.source_id IN (SELECT unnest(%s::bigint[]))"
+    params: list[Any] = [found.files]
     for key, value in filters.metadata.items():  # chunk-level values: checked per chunk
         sql += (
             f" AND {alias}.chunk_id IN (SELECT c.id FROM chunks c JOIN sources s "

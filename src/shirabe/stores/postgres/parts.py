@@ -160,7 +160,7 @@ class Sets:
 
     ids: list[int]
     chunks: int
-    filled: list[int]
+    filled: tuple[int, ...]
 
 
 def readable(conn: Any, groups: frozenset[str]) -> Sets:
@@ -171,7 +171,9 @@ def readable(conn: Any, groups: frozenset[str]) -> Sets:
         (sorted(groups),),
     ).fetchall()
     counts = {int(r["id"]): int(r["n"]) for r in rows}
-    return Sets(sorted(counts), sum(counts.values()), sorted(i for i, n in counts.items() if n))
+    return Sets(
+        sorted(counts), sum(counts.values()), tuple(sorted(i for i, n in counts.items() if n))
+    )
 
 
 def partition(conn: Any) -> None:

@@ -73,10 +73,8 @@ class _Query:
     def readable_postings(self, p: blocks.Postings) -> blocks.Postings:
         return p if self.files is None else p.take(np.isin(p.sources, self.files))
 
-    def condition(self, conn: Any, alias: str, *, partitioned: bool) -> tuple[str, list[Any]]:
-        where, params, _n = filter_sql(
-            conn, self.filters, alias, readable=self.readable, partitioned=partitioned
-        )
+    def condition(self, conn: Any, alias: str) -> tuple[str, list[Any]]:
+        where, params, _n = filter_sql(conn, self.filters, alias, readable=self.readable)
         return (f" AND {where}" if where else ""), params
 
     def partitions(self, alias: str, column: str = "reader_set") -> tuple[str, list[Any]]:
@@ -173,7 +171,7 @@ def _exact(conn: Any, query: _Query, k: int) -> list[ScoredId]:
     ids, scores = ids[keep], scores[keep]
     out: list[ScoredId] = []
     start = 0
-    where, params = query.condition(conn, "p", partitioned=False)
+    where, params = query.condition(conn, "p")
     while len(out) < k and start < len(ids):
         batch = [int(i) for i in ids[start : start + k - len(out) + CHECKED]]
         present = {
@@ -214,7 +212,7 @@ def _stored(conn: Any, query: _Query, ids: Sequence[int], level: Level, k: int) 
     (``forward.py``): as wholes, or by their best sentence row."""
     if not ids:
         return []
-    where, params = query.condition(conn, "p", partitioned=False)
+    where, params = query.condition(conn, "p")
     column = "chunk_entries" if level == "chunk" else "sentence_entries"
     with conn.cursor(binary=True) as cursor:  # bytes as they are, not as hexadecimal text
         found = cursor.execute(
