@@ -56,7 +56,8 @@ QUERIES: dict[str, str] = {
     "reader_term_stats": "SELECT level, term, readers, df FROM reader_term_stats WHERE df > 0",
     "reader_level_stats": "SELECT level, readers, rows, total_length FROM reader_level_stats "
     "WHERE rows > 0",
-    "embeddings": "SELECT model, key, md5(vector) FROM embeddings",
+    "embeddings": "SELECT m.name, e.key, md5(e.vector) FROM embeddings e "
+    "JOIN embedding_models m ON m.id = e.model",
 }
 
 

@@ -203,8 +203,10 @@ def _seed(source: str, target: str) -> None:
     """``target`` migrated, with ``source``'s embedding cache (which changes no vector)."""
     PostgresStore(target).close()
     with psycopg.connect(source) as a, psycopg.connect(target) as b:
-        rows = a.execute("SELECT model, key, vector FROM embeddings").fetchall()
-        b.cursor().executemany("INSERT INTO embeddings VALUES (%s, %s, %s)", rows)
+        for table in ("embedding_models", "embeddings"):
+            rows = a.execute(f"SELECT * FROM {table}").fetchall()
+            marks = ", ".join(["%s"] * len(rows[0]))
+            b.cursor().executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
 
 
 def test_worker_processes_build_the_index_one_process_builds(

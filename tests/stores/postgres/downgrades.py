@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from shirabe.stores.postgres import compaction, dense, graphs, parts
+from shirabe.stores.postgres import cache, compaction, dense, graphs, parts
 
 from tests.stores.test_contract import DIM, unit
 
@@ -35,9 +35,32 @@ UNPARTITIONED = {
 """The search tables as schema 12 kept them (before migration 13 partitioned them)."""
 
 
+def to_schema_14(conn: Any) -> None:
+    """The index as schema 14 kept it: the embedding cache's rows under their model's name and
+    their key as text (each key one a chunk names, as every key of these tests' indexes is)."""
+    conn.execute(
+        "CREATE TABLE embeddings_text (model text NOT NULL, key text NOT NULL, "
+        "vector bytea NOT NULL, PRIMARY KEY (model, key))"
+    )
+    conn.execute(
+        "INSERT INTO embeddings_text SELECT m.name, k.key, e.vector FROM embeddings e "
+        "JOIN embedding_models m ON m.id = e.model "
+        "JOIN (SELECT DISTINCT jsonb_array_elements_text(vector_keys) AS key FROM chunks) k "
+        f"ON substring(sha256(convert_to(k.key, 'UTF8')) FROM 1 FOR {cache.DIGEST_BYTES}) = e.key"
+    )
+    (kept,) = conn.execute("SELECT count(*) FROM embeddings_text").fetchone()
+    (cached,) = conn.execute("SELECT count(*) FROM embeddings").fetchone()
+    assert kept == cached, "a cached vector's key is named by no chunk"
+    conn.execute("DROP TABLE embeddings, embedding_models")
+    conn.execute("ALTER TABLE embeddings_text RENAME TO embeddings")
+    conn.execute("ALTER INDEX embeddings_text_pkey RENAME TO embeddings_pkey")
+    conn.execute("DELETE FROM shirabe_schema WHERE version = 15")
+
+
 def to_schema_13(conn: Any) -> None:
     """The index as schema 13 kept it: the chunk vectors partitioned by reader set like the
     posting blocks, the same rows in each set's partition, an HNSW graph in each."""
+    to_schema_14(conn)
     conn.execute("CREATE TEMP TABLE kept AS SELECT * FROM chunk_vectors")
     conn.execute("DROP TABLE chunk_vectors")
     parts.create(conn, "chunk_vectors")
@@ -53,6 +76,7 @@ def to_schema_13(conn: Any) -> None:
 def to_schema_12(conn: Any) -> None:
     """The index as schema 12 kept it: the search tables whole, with the same rows (every
     posting block as it is), and no reader sets."""
+    to_schema_14(conn)
     for table, create in UNPARTITIONED.items():
         columns = ", ".join(
             r[0]

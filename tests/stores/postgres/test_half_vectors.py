@@ -51,8 +51,8 @@ def test_float32_vectors_migrate_to_the_half_precision_index_an_ingest_writes(
         store.close()
     vectors = originals(FILES)
     with psycopg.connect(database_url, autocommit=True) as conn:
-        assert sorted(r[0] for r in conn.execute("SELECT key FROM embeddings")) == sorted(vectors)
         to_schema_11(conn, vectors)
+        assert sorted(r[0] for r in conn.execute("SELECT key FROM embeddings")) == sorted(vectors)
         old = conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()
         assert old is not None and len(old[0]) == 4 * DIM
     store = open_store(database_url)  # migration 12, then the HNSW index is built at bind

@@ -322,6 +322,8 @@ MIGRATIONS: tuple[str | tuple[Step, ...], ...] = (
     # 14: the chunk vectors one table again; a graph of every chunk and one per reader set
     # (graphs.py) are built at the next start
     (parts.unpartition_vectors,),
+    # 15: the embedding cache's rows name their model by number and key by digest (cache.py)
+    cache.KEYED,
 )
 
 _MIGRATION_LOCK = 0x5348_4952_4142_45  # advisory lock keys ("SHIRABE" + 0 / 1)
