@@ -29,8 +29,9 @@ BATCH = 1000
 MIGRATION_BATCH = 20_000
 """Rows the migration rewrites at a time."""
 DIGEST_BYTES = 9
-"""Bytes of a key's SHA-256 kept: 72 bits, so that two of a billion keys share a digest with a
-chance under one in 10⁴, and the row stays within a tenth of a page."""
+"""Bytes of a key's SHA-256 kept: 72 bits, and the row stays within a tenth of a page. Among a
+hundred million keys of one model (about 25M chunks) two share a digest with a chance of about
+one in a million; the later of two such texts would be given the earlier one's vector."""
 
 TABLES = """
 CREATE TABLE embedding_models (
