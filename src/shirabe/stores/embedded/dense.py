@@ -77,8 +77,7 @@ def search_dense(
                 else:
                     scores = max_by_owner(vectors.scores(q, rows), owner, len(docs))
             elif (probed := _probed(vectors, q, wanted)) is not None:
-                docs = probed  # the chunk rows of the groups nearest the query
-                scores = vectors.scores(q, probed)
+                docs, scores = probed  # the chunk rows of the groups nearest the query
             else:
                 docs = np.arange(seg.size, dtype=np.int64)
                 scores = seg.to_chunks(level, vectors.scores(q))
@@ -90,13 +89,16 @@ def search_dense(
     return rescore(best(found, wanted), q, k, level, full)
 
 
-def _probed(vectors: RowVectors, query: NDArray[np.float32], wanted: int) -> IdArray | None:
-    """The rows of the groups nearest ``query`` when ``vectors`` are grouped (chunk level of a
-    large segment) and those rows are at least ``wanted``; else None (scan every row)."""
+def _probed(
+    vectors: RowVectors, query: NDArray[np.float32], wanted: int
+) -> tuple[IdArray, NDArray[np.float64]] | None:
+    """The rows of the groups nearest ``query`` with their codes' scores, when ``vectors`` are
+    grouped (chunk level of a large segment) and those rows are at least ``wanted``; else None
+    (every row is scanned)."""
     if not isinstance(vectors, CodedVectors) or vectors.lists is None:
         return None
-    rows = vectors.lists.probe(query)
-    return rows if len(rows) >= wanted else None
+    rows, scores = vectors.lists.scan(query)
+    return (rows, scores) if len(rows) >= wanted else None
 
 
 def best(found: Sequence[_Candidates], n: int) -> list[_Candidates]:

@@ -212,9 +212,8 @@ class Segment:
             arrays[f"{prefix}_scales"] = vectors.scales
             arrays[f"{prefix}_vector_ids"] = vectors.ids
             if vectors.lists is not None:
-                arrays[f"{prefix}_centroids"] = vectors.lists.centroids
-                arrays[f"{prefix}_list_rows"] = vectors.lists.rows
-                arrays[f"{prefix}_list_ptr"] = vectors.lists.ptr
+                for name in Lists.FIELDS:
+                    arrays[f"{prefix}_list_{name}"] = getattr(vectors.lists, name)
             postings = self.postings(level)
             for name in Postings.FIELDS:
                 arrays[f"{prefix}_{name}"] = getattr(postings, name)
@@ -241,12 +240,8 @@ class Segment:
             if not coded:
                 return FullVectors(arr(f"{prefix}_vectors"))
             lists = None
-            if (directory / f"{prefix}_centroids.npy").is_file():
-                lists = Lists(
-                    arr(f"{prefix}_centroids"),
-                    arr(f"{prefix}_list_rows"),
-                    arr(f"{prefix}_list_ptr"),
-                )
+            if (directory / f"{prefix}_list_centroids.npy").is_file():
+                lists = Lists(*(arr(f"{prefix}_list_{name}") for name in Lists.FIELDS))
             return CodedVectors(
                 arr(f"{prefix}_codes"), arr(f"{prefix}_scales"), arr(f"{prefix}_vector_ids"), lists
             )
