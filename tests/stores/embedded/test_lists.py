@@ -135,3 +135,22 @@ def test_a_large_segment_is_searched_by_its_nearest_groups(
     assert merged is not None and len(merged.segments) == 1
     assert merged.segments[0].vectors("chunk").lists is not None  # type: ignore[union-attr]
     assert [h.chunk_id for h in halves.search_dense(vectors[400], k=5)] == exact[1].tolist()
+
+
+def test_optimize_groups_a_large_segment_written_without_groups(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    vectors, _ = clustered(700)
+    index = SegmentIndex(tmp_path / "segments")
+    index.apply(generation=1, dim=DIM, add=docs(vectors), remove=np.zeros(0, np.int64))
+    before = index.view()
+    assert before is not None and before.segments[0].vectors("chunk").lists is None  # type: ignore[union-attr]
+    index.optimize()  # small: nothing to do
+    assert index.view() is before
+    monkeypatch.setattr(lists, "MIN_ROWS", 600)
+    monkeypatch.setattr(lists, "ROWS_PER_LIST", 50)
+    index.optimize()
+    after = index.view()
+    assert after is not None and after is not before and len(after.segments) == 1
+    assert after.segments[0].vectors("chunk").lists is not None  # type: ignore[union-attr]
+    assert np.array_equal(after.segments[0].chunk_ids, before.segments[0].chunk_ids)

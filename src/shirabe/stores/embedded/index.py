@@ -24,10 +24,12 @@ from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
+from shirabe.stores.embedded import lists
 from shirabe.stores.embedded.dense import FullVectors, search_dense
 from shirabe.stores.embedded.filters import keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
+    CodedVectors,
     IdArray,
     Segment,
     SegmentDoc,
@@ -371,9 +373,13 @@ class SegmentIndex:
         self._collect_garbage(manifest)
 
     def optimize(self) -> None:
-        """Merge every segment into one and drop deleted chunks (after large ingests)."""
+        """Merge every segment into one and drop deleted chunks (after large ingests); a large
+        segment written without its groups (``lists.py``) is written again with them."""
         view = self.view()
-        if view is None or (len(view.segments) <= 1 and not len(view.tombstones)):
+        if view is None:
+            return
+        whole = len(view.segments) <= 1 and not len(view.tombstones)
+        if whole and not any(ungrouped(s) for s in view.segments):
             return
         if view.manifest.format < FORMAT:
             return  # rebuilt, not merged, when the index is next refreshed
@@ -450,6 +456,16 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
+
+
+def ungrouped(segment: Segment) -> bool:
+    """Whether ``segment`` is large enough for groups of its chunk vectors and has none."""
+    vectors = segment.vectors("chunk")
+    return (
+        isinstance(vectors, CodedVectors)
+        and vectors.lists is None
+        and lists.list_count(segment.size) > 0
+    )
 
 
 def _top(
