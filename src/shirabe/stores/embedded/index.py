@@ -18,13 +18,14 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
-from shirabe.stores.embedded import lists
+from shirabe.stores.embedded import lists, maxscore
 from shirabe.stores.embedded.dense import FullVectors, search_dense
 from shirabe.stores.embedded.filters import keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
@@ -262,6 +263,20 @@ class SegmentIndex:
                 scores = max_by_owner(row_scores, owner, len(docs))
                 ids = np.asarray(seg.chunk_ids)[docs]
                 mask = np.asarray(alive)[docs] & (scores > 0)
+            elif level == "chunk" and int((hi - lo).sum()) >= maxscore.PRUNE_FROM:
+                live = np.asarray(alive)
+
+                def eligible(rows: IdArray, seg: Segment = seg, live: Any = live) -> Any:
+                    keep = live[rows]
+                    if allowed is not None:
+                        keep_allowed(keep, np.asarray(seg.chunk_ids)[rows], allowed)
+                    return keep
+
+                docs, scores = maxscore.best_rows(
+                    postings, lo, hi, term_idf, k, eligible, maxscore.Bm25(avg_len, self.k1, self.b)
+                )
+                ids = np.asarray(seg.chunk_ids)[docs]
+                mask = scores > 0
             else:
                 all_rows = postings.score(lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b)
                 scores = seg.to_chunks(level, all_rows)
