@@ -36,7 +36,8 @@ def test_list_count(rows: int, groups: int) -> None:
 
 
 @pytest.mark.parametrize(
-    ("groups", "read"), [(1, 1), (5, 5), (8, 8), (20, 8), (60, 9), (100, 15), (2_000, 300)]
+    ("groups", "read"),
+    [(1, 1), (5, 5), (8, 8), (20, 8), (33, 9), (60, 15), (100, 25), (2_000, 500)],
 )
 def test_probes(groups: int, read: int) -> None:
     assert lists.probes(groups) == read
