@@ -3,12 +3,17 @@ only for the rows that could still reach it."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from shirabe.stores.bm25 import bm25_weights, idf, term_hash
+from shirabe.stores.embedded import maxscore
+from shirabe.stores.embedded.index import SegmentIndex
 from shirabe.stores.embedded.maxscore import Bm25, best_rows
 from shirabe.stores.embedded.postings import Postings
+from shirabe.stores.embedded.segments import SegmentDoc
 
 K1, B = 1.2, 0.75
 
@@ -94,3 +99,43 @@ def test_the_common_terms_are_read_for_few_rows() -> None:
     scored = int((allowed & (every > 0)).sum())
     assert len(query) > 15 and scored > 1_000
     assert len(rows) < scored / 10
+
+
+def test_an_index_searches_the_same_with_and_without_pruning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two segments, a removed chunk, a filter and the whole index: the same hits (ids and
+    scores) whether every posting is read or the index prunes from the first one."""
+    rng = np.random.default_rng(5)
+    vocabulary = [f"w{i}" for i in range(200)]
+    weights = 1.0 / np.arange(1, 201)
+    weights /= weights.sum()
+    docs = [
+        SegmentDoc(
+            i + 1,
+            list(rng.choice(vocabulary, size=int(rng.integers(1, 25)), p=weights)),
+            np.ones(2, np.float32) / np.sqrt(2),
+        )
+        for i in range(1_200)
+    ]
+    index = SegmentIndex(tmp_path / "segments")
+    index.apply(generation=1, dim=2, add=docs[:700], remove=np.zeros(0, np.int64))
+    index.apply(generation=2, dim=2, add=docs[700:], remove=np.asarray([4, 9], np.int64))
+    allowed = np.sort(rng.choice(np.arange(1, 1_201), size=500, replace=False)).astype(np.int64)
+    queries = [list(rng.choice(vocabulary, size=12, p=weights)) for _ in range(8)]
+
+    def searches() -> list[list[tuple[int, float]]]:
+        return [
+            [(h.chunk_id, h.score) for h in index.search_lexical(q, 10, filter_)]
+            for q in queries
+            for filter_ in (None, allowed)
+        ]
+
+    every = searches()
+    monkeypatch.setattr(maxscore, "PRUNE_FROM", 0)
+    pruned = searches()
+    for found, expected in zip(pruned, every, strict=True):
+        assert [i for i, _ in found] == [i for i, _ in expected]
+        assert [s for _, s in found] == pytest.approx([s for _, s in expected], rel=1e-12)
+        assert not {4, 9} & {i for i, _ in found}
+    assert all(len(found) == 10 for found in every)

@@ -18,7 +18,6 @@ import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,7 +26,7 @@ from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
 from shirabe.stores.embedded import lists, maxscore
 from shirabe.stores.embedded.dense import FullVectors, search_dense
-from shirabe.stores.embedded.filters import keep_allowed
+from shirabe.stores.embedded.filters import allowed_rows, keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
     CodedVectors,
@@ -264,19 +263,9 @@ class SegmentIndex:
                 ids = np.asarray(seg.chunk_ids)[docs]
                 mask = np.asarray(alive)[docs] & (scores > 0)
             elif level == "chunk" and int((hi - lo).sum()) >= maxscore.PRUNE_FROM:
-                live = np.asarray(alive)
-
-                def eligible(rows: IdArray, seg: Segment = seg, live: Any = live) -> Any:
-                    keep = live[rows]
-                    if allowed is not None:
-                        keep_allowed(keep, np.asarray(seg.chunk_ids)[rows], allowed)
-                    return keep
-
-                docs, scores = maxscore.best_rows(
-                    postings, lo, hi, term_idf, k, eligible, maxscore.Bm25(avg_len, self.k1, self.b)
-                )
-                ids = np.asarray(seg.chunk_ids)[docs]
-                mask = scores > 0
+                bm25 = maxscore.Bm25(avg_len, self.k1, self.b)
+                results.extend(_pruned(seg, alive, lo, hi, term_idf, k, allowed, bm25))
+                continue
             else:
                 all_rows = postings.score(lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b)
                 scores = seg.to_chunks(level, all_rows)
@@ -471,6 +460,27 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
+
+
+def _pruned(
+    seg: Segment,
+    alive: NDArray[np.bool_],
+    lo: NDArray[np.int64],
+    hi: NDArray[np.int64],
+    term_idf: NDArray[np.float64],
+    k: int,
+    allowed: IdArray | None,
+    bm25: maxscore.Bm25,
+) -> list[ScoredId]:
+    """The ``k`` best chunks of a segment by BM25 at chunk level, by MaxScore (``maxscore.py``):
+    every row it returns is alive and allowed."""
+    eligible = np.array(alive, dtype=np.bool_)
+    if allowed is not None:
+        eligible &= allowed_rows(np.asarray(seg.chunk_ids), allowed)
+    docs, scores = maxscore.best_rows(
+        seg.chunk_postings, lo, hi, term_idf, k, eligible.__getitem__, bm25
+    )
+    return _top(np.asarray(seg.chunk_ids)[docs], scores, scores > 0, k)
 
 
 def ungrouped(segment: Segment) -> bool:
