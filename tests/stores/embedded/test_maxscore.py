@@ -104,8 +104,9 @@ def test_the_common_terms_are_read_for_few_rows() -> None:
 def test_an_index_searches_the_same_with_and_without_pruning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two segments, a removed chunk, a filter and the whole index: the same hits (ids and
-    scores) whether every posting is read or the index prunes from the first one."""
+    """Two segments, a removed chunk, a filter (with the reader's statistics or not) and the
+    whole index: the same hits (ids and scores) whether every posting is read or the index
+    prunes from the first one."""
     rng = np.random.default_rng(5)
     vocabulary = [f"w{i}" for i in range(200)]
     weights = 1.0 / np.arange(1, 201)
@@ -125,10 +126,11 @@ def test_an_index_searches_the_same_with_and_without_pruning(
     queries = [list(rng.choice(vocabulary, size=12, p=weights)) for _ in range(8)]
 
     def searches() -> list[list[tuple[int, float]]]:
+        """Each query unfiltered, filtered, and filtered with the reader's statistics."""
         return [
-            [(h.chunk_id, h.score) for h in index.search_lexical(q, 10, filter_)]
+            [(h.chunk_id, h.score) for h in index.search_lexical(q, 10, filter_, readable=stats)]
             for q in queries
-            for filter_ in (None, allowed)
+            for filter_, stats in ((None, None), (allowed, None), (allowed, allowed))
         ]
 
     every = searches()
