@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shirabe.stores.embedded.filters import SEARCH_BELOW, contains
+from shirabe.stores.embedded.filters import SEARCH_BELOW, allowed_rows, contains
 
 
 @pytest.mark.parametrize(
@@ -32,3 +32,18 @@ def test_many_ids_give_the_same_answer_as_a_few_at_a_time() -> None:
     parts = np.concatenate([contains(allowed, part) for part in np.array_split(asked, 8)])
     assert whole.tolist() == parts.tolist()
     assert int(whole.sum()) == len(range(0, SEARCH_BELOW + 10, 3))
+
+
+@pytest.mark.parametrize(
+    ("chunk_ids", "allowed", "rows"),
+    [
+        ([3, 5, 9, 12], [1, 5, 12, 40], [False, True, False, True]),
+        ([3, 5, 9, 12], [], [False, False, False, False]),
+        ([3, 5, 9, 12], [2, 4, 13], [False, False, False, False]),
+        ([3, 5, 9, 12], [3, 5, 9, 12], [True, True, True, True]),
+        ([], [1, 2], []),
+    ],
+)
+def test_allowed_rows(chunk_ids: list[int], allowed: list[int], rows: list[bool]) -> None:
+    found = allowed_rows(np.asarray(chunk_ids, np.int64), np.asarray(allowed, np.int64))
+    assert found.tolist() == rows

@@ -1,6 +1,8 @@
 """Dense search over the segments: a scan of the vectors' int8 codes finds the candidates, and
 their full vectors (read from the embedding cache's files by slot) rescore them, so the scores
-returned are those of the full vectors. Segments of format 2 hold float32 vectors, and score
+returned are those of the full vectors. A large segment's chunk rows are grouped around
+centroids (``lists.py``): an unfiltered or broadly filtered search scans the groups nearest the
+query only. Segments of format 2 hold float32 vectors, and score
 with them directly."""
 
 from __future__ import annotations
@@ -15,7 +17,13 @@ from shirabe.embedders.threads import single_threaded_blas
 from shirabe.records import ScoredId
 from shirabe.stores.embedded.filters import keep_allowed
 from shirabe.stores.embedded.quantize import rescored
-from shirabe.stores.embedded.segments import CodedVectors, IdArray, Segment, max_by_owner
+from shirabe.stores.embedded.segments import (
+    CodedVectors,
+    IdArray,
+    RowVectors,
+    Segment,
+    max_by_owner,
+)
 from shirabe.stores.protocol import Level
 
 FullVectors = Callable[[NDArray[np.int64]], NDArray[np.float32]]
@@ -68,6 +76,8 @@ def search_dense(
                     scores = np.zeros(len(docs), dtype=np.float64)
                 else:
                     scores = max_by_owner(vectors.scores(q, rows), owner, len(docs))
+            elif (probed := _probed(vectors, q, wanted)) is not None:
+                docs, scores = probed  # the chunk rows of the groups nearest the query
             else:
                 docs = np.arange(seg.size, dtype=np.int64)
                 scores = seg.to_chunks(level, vectors.scores(q))
@@ -77,6 +87,18 @@ def search_dense(
         top = top_indexes(scores, mask, wanted)
         found.append(_Candidates(seg, docs[top], scores[top]))
     return rescore(best(found, wanted), q, k, level, full)
+
+
+def _probed(
+    vectors: RowVectors, query: NDArray[np.float32], wanted: int
+) -> tuple[IdArray, NDArray[np.float64]] | None:
+    """The rows of the groups nearest ``query`` with their codes' scores, when ``vectors`` are
+    grouped (chunk level of a large segment) and those rows are at least ``wanted``; else None
+    (every row is scanned)."""
+    if not isinstance(vectors, CodedVectors) or vectors.lists is None:
+        return None
+    rows, scores = vectors.lists.scan(query)
+    return (rows, scores) if len(rows) >= wanted else None
 
 
 def best(found: Sequence[_Candidates], n: int) -> list[_Candidates]:

@@ -90,6 +90,19 @@ def keep_allowed(mask: NDArray[np.bool_], ids: IdArray, allowed: IdArray) -> Non
     mask[at] = contains(allowed, ids[at])
 
 
+def allowed_rows(chunk_ids: IdArray, allowed: IdArray) -> NDArray[np.bool_]:
+    """Which of a segment's rows (its ``chunk_ids``, ascending) are in ``allowed`` (sorted): a
+    cost that grows with ``allowed``, each looked up in the segment's ids."""
+    rows = np.zeros(len(chunk_ids), dtype=np.bool_)
+    if len(chunk_ids) == 0 or len(allowed) == 0:
+        return rows
+    at = np.searchsorted(chunk_ids, allowed)
+    inside = at < len(chunk_ids)
+    at = at[inside]
+    rows[at[chunk_ids[at] == np.asarray(allowed)[inside]]] = True
+    return rows
+
+
 KEPT_FILTERS = 8
 """Filters whose allowed ids :class:`AllowedIds` keeps (at 1M chunks, up to 8 MB each)."""
 

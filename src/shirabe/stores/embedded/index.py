@@ -24,10 +24,12 @@ from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
+from shirabe.stores.embedded import lists, maxscore
 from shirabe.stores.embedded.dense import FullVectors, search_dense
-from shirabe.stores.embedded.filters import keep_allowed
+from shirabe.stores.embedded.filters import allowed_rows, keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
+    CodedVectors,
     IdArray,
     Segment,
     SegmentDoc,
@@ -237,18 +239,15 @@ class SegmentIndex:
         hashes = np.asarray(sorted(by_hash), dtype=np.uint64)
         query_weight = np.asarray([by_hash[int(h)] for h in hashes], dtype=np.float64)
         ranges = [seg.postings(level).lookup(hashes) for seg in view.segments]
-        if readable is None:
-            df = sum((hi - lo for lo, hi in ranges), np.zeros(len(hashes), dtype=np.int64))
-            collection_rows, avg_len = view.rows[level], view.avg_len[level]
-        else:
-            reader = self._readers.get(view.stamp, view.segments, view.alive, level, readable)
-            df = reader.frequencies(view.segments, level, ranges)
-            collection_rows, avg_len = reader.rows, reader.avg_len
-            if collection_rows == 0:
-                return []
+        stats = self._statistics(view, level, ranges, readable, allowed)
+        if stats is None:
+            return []
+        df, collection_rows, avg_len, readable_rows = stats
         term_idf = idf(df, collection_rows) * query_weight
         results: list[ScoredId] = []
-        for seg, alive, (lo, hi) in zip(view.segments, view.alive, ranges, strict=True):
+        for seg, alive, (lo, hi), kept in zip(
+            view.segments, view.alive, ranges, readable_rows, strict=True
+        ):
             if seg.size == 0 or not np.any(hi > lo):
                 continue
             postings = seg.postings(level)
@@ -260,6 +259,11 @@ class SegmentIndex:
                 scores = max_by_owner(row_scores, owner, len(docs))
                 ids = np.asarray(seg.chunk_ids)[docs]
                 mask = np.asarray(alive)[docs] & (scores > 0)
+            elif level == "chunk" and int((hi - lo).sum()) >= maxscore.PRUNE_FROM:
+                bm25 = maxscore.Bm25(avg_len, self.k1, self.b)
+                eligible = _eligible(seg, alive, allowed) if kept is None else kept
+                results.extend(_pruned(seg, eligible, lo, hi, term_idf, k, bm25))
+                continue
             else:
                 all_rows = postings.score(lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b)
                 scores = seg.to_chunks(level, all_rows)
@@ -270,6 +274,29 @@ class SegmentIndex:
             results.extend(_top(ids, scores, mask, k))
         results.sort(key=lambda h: (-h.score, h.chunk_id))
         return results[:k]
+
+    def _statistics(
+        self,
+        view: _View,
+        level: Level,
+        ranges: Sequence[tuple[NDArray[np.int64], NDArray[np.int64]]],
+        readable: IdArray | None,
+        allowed: IdArray | None,
+    ) -> tuple[NDArray[np.int64], int, float, Sequence[NDArray[np.bool_] | None]] | None:
+        """BM25's statistics for a search: the query terms' document frequencies, the row
+        count and average length, over the whole index or what ``readable`` holds (None when
+        the reader may read nothing); and each segment's alive rows that ``allowed`` allows
+        when the reader's statistics hold them already (the filter is the reader's)."""
+        if readable is None:
+            df = sum((hi - lo for lo, hi in ranges), np.zeros(len(ranges[0][0]), dtype=np.int64))
+            return df, view.rows[level], view.avg_len[level], [None] * len(view.segments)
+        reader = self._readers.get(view.stamp, view.segments, view.alive, level, readable)
+        if reader.rows == 0:
+            return None
+        df = reader.frequencies(view.segments, level, ranges)
+        kept = allowed is readable and level == "chunk"
+        rows = reader.readable_rows if kept else [None] * len(view.segments)
+        return df, reader.rows, reader.avg_len, rows
 
     def document_frequencies(self, terms: Sequence[str]) -> dict[str, int]:
         """Chunks containing each term, over all segments (deleted chunks count until merged)."""
@@ -371,9 +398,13 @@ class SegmentIndex:
         self._collect_garbage(manifest)
 
     def optimize(self) -> None:
-        """Merge every segment into one and drop deleted chunks (after large ingests)."""
+        """Merge every segment into one and drop deleted chunks (after large ingests); a large
+        segment written without its groups (``lists.py``) is written again with them."""
         view = self.view()
-        if view is None or (len(view.segments) <= 1 and not len(view.tombstones)):
+        if view is None:
+            return
+        whole = len(view.segments) <= 1 and not len(view.tombstones)
+        if whole and not any(ungrouped(s) for s in view.segments):
             return
         if view.manifest.format < FORMAT:
             return  # rebuilt, not merged, when the index is next refreshed
@@ -450,6 +481,41 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
+
+
+def _eligible(seg: Segment, alive: NDArray[np.bool_], allowed: IdArray | None) -> NDArray[np.bool_]:
+    """Which of a segment's chunks are alive and allowed."""
+    eligible = np.array(alive, dtype=np.bool_)
+    if allowed is not None:
+        eligible &= allowed_rows(np.asarray(seg.chunk_ids), allowed)
+    return eligible
+
+
+def _pruned(
+    seg: Segment,
+    eligible: NDArray[np.bool_],
+    lo: NDArray[np.int64],
+    hi: NDArray[np.int64],
+    term_idf: NDArray[np.float64],
+    k: int,
+    bm25: maxscore.Bm25,
+) -> list[ScoredId]:
+    """The ``k`` best of a segment's ``eligible`` chunks by BM25 at chunk level, by MaxScore
+    (``maxscore.py``)."""
+    docs, scores = maxscore.best_rows(
+        seg.chunk_postings, lo, hi, term_idf, k, eligible.__getitem__, bm25
+    )
+    return _top(np.asarray(seg.chunk_ids)[docs], scores, scores > 0, k)
+
+
+def ungrouped(segment: Segment) -> bool:
+    """Whether ``segment`` is large enough for groups of its chunk vectors and has none."""
+    vectors = segment.vectors("chunk")
+    return (
+        isinstance(vectors, CodedVectors)
+        and vectors.lists is None
+        and lists.list_count(segment.size) > 0
+    )
 
 
 def _top(

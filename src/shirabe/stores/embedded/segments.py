@@ -6,7 +6,9 @@ plain ``.npy`` files opened with ``mmap``.
 A row's vector is kept as int8 codes with a scale (see ``quantize.py``) and the slot, in the
 embedding cache, of the full vector it was made from (−1: none), by which the best rows of a
 scan are rescored. Segments written before (format 2) hold float32 vectors and are read as
-they are until the index is rebuilt.
+they are until the index is rebuilt. A segment of many chunks also keeps its chunk vectors'
+groups (``lists.py``), by which a search reads the rows near the query only; one written
+without them is scanned whole until it is merged.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from shirabe.stores.embedded.lists import Lists, build_lists
 from shirabe.stores.embedded.postings import Postings, merge_postings
 from shirabe.stores.embedded.quantize import dequantize, quantize, scan
 from shirabe.stores.protocol import Level
@@ -66,11 +69,13 @@ class SegmentDoc:
 @dataclass(frozen=True, slots=True)
 class CodedVectors:
     """The vectors of one level's rows: int8 codes, a scale per row, and the slot in the
-    embedding cache of the full vector each row was made from (−1: none)."""
+    embedding cache of the full vector each row was made from (−1: none); with ``lists``, the
+    rows' groups around centroids."""
 
     codes: NDArray[np.int8]
     scales: NDArray[np.float32]
     ids: NDArray[np.int64]
+    lists: Lists | None = None
 
     exact = False
 
@@ -95,6 +100,10 @@ class CodedVectors:
     def of(cls, vectors: NDArray[np.float32], ids: NDArray[np.int64]) -> CodedVectors:
         codes, scales = quantize(vectors)
         return cls(codes, scales, np.asarray(ids, dtype=np.int64))
+
+    def grouped(self) -> CodedVectors:
+        """These vectors with their groups (none for few rows: see ``lists.py``)."""
+        return CodedVectors(self.codes, self.scales, self.ids, build_lists(self.codes, self.scales))
 
     @classmethod
     def concatenate(cls, parts: Sequence[CodedVectors], dim: int) -> CodedVectors:
@@ -202,6 +211,9 @@ class Segment:
             arrays[f"{prefix}_codes"] = vectors.codes
             arrays[f"{prefix}_scales"] = vectors.scales
             arrays[f"{prefix}_vector_ids"] = vectors.ids
+            if vectors.lists is not None:
+                for name in Lists.FIELDS:
+                    arrays[f"{prefix}_list_{name}"] = getattr(vectors.lists, name)
             postings = self.postings(level)
             for name in Postings.FIELDS:
                 arrays[f"{prefix}_{name}"] = getattr(postings, name)
@@ -227,8 +239,11 @@ class Segment:
         def vectors(prefix: str) -> RowVectors:
             if not coded:
                 return FullVectors(arr(f"{prefix}_vectors"))
+            lists = None
+            if (directory / f"{prefix}_list_centroids.npy").is_file():
+                lists = Lists(*(arr(f"{prefix}_list_{name}") for name in Lists.FIELDS))
             return CodedVectors(
-                arr(f"{prefix}_codes"), arr(f"{prefix}_scales"), arr(f"{prefix}_vector_ids")
+                arr(f"{prefix}_codes"), arr(f"{prefix}_scales"), arr(f"{prefix}_vector_ids"), lists
             )
 
         return cls(
@@ -276,7 +291,7 @@ def build_segment(docs: Sequence[SegmentDoc], dim: int) -> Segment:
         chunk_vectors=coded(
             [np.asarray(d.vector, np.float32).reshape(1, dim) for d in ordered],
             [np.asarray([d.vector_id], np.int64) for d in ordered],
-        ),
+        ).grouped(),
         sent_ptr=sent_ptr,
         sent_postings=Postings.build(sent_tokens),
         sent_vectors=coded(sent_vecs, sent_ids),
@@ -316,7 +331,7 @@ def merge_segments(segments: Sequence[Segment], dead: IdArray, dim: int) -> Segm
         chunk_postings=merge_postings(
             [(s.chunk_postings, a) for s, a in zip(segments, alive, strict=True)]
         ),
-        chunk_vectors=kept("chunk", alive),
+        chunk_vectors=kept("chunk", alive).grouped(),
         sent_ptr=sent_ptr,
         sent_postings=merge_postings(
             [(s.sent_postings, a) for s, a in zip(segments, sent_alive, strict=True)]
