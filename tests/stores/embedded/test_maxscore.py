@@ -51,11 +51,9 @@ def test_a_hand_table() -> None:
     assert scores.tolist() == pytest.approx([rare + common])
 
 
-@pytest.mark.parametrize("seed", range(12))
-@pytest.mark.parametrize("k", [1, 10, 50])
-def test_the_top_k_of_every_posting(seed: int, k: int) -> None:
-    """Random rows over a vocabulary of Zipf-like frequencies, some rows not eligible: the same
-    top k (rows and scores) as scoring every posting."""
+def corpus(seed: int) -> tuple[Postings, list[str], np.ndarray]:
+    """2,000 random rows over a vocabulary of Zipf-like frequencies, a question of their
+    words, and which rows are eligible (six in ten)."""
     rng = np.random.default_rng(seed)
     vocabulary = [f"w{i}" for i in range(300)]
     weights = 1.0 / np.arange(1, 301)
@@ -63,10 +61,17 @@ def test_the_top_k_of_every_posting(seed: int, k: int) -> None:
     token_rows = [
         list(rng.choice(vocabulary, size=int(rng.integers(1, 30)), p=weights)) for _ in range(2_000)
     ]
-    postings = Postings.build(token_rows)
     query = list(rng.choice(vocabulary, size=int(rng.integers(2, 25)), p=weights))
+    return Postings.build(token_rows), query, rng.random(2_000) < 0.6
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("k", [1, 10, 50])
+def test_the_top_k_of_every_posting(seed: int, k: int) -> None:
+    """Random rows over a vocabulary of Zipf-like frequencies, some rows not eligible: the same
+    top k (rows and scores) as scoring every posting."""
+    postings, query, allowed = corpus(seed)
     lo, hi, term_idf = looked_up(postings, query)
-    allowed = rng.random(2_000) < 0.6
     avg = float(np.mean(postings.lengths))
     every = postings.score(lo, hi, term_idf, avg_len=avg, k1=K1, b=B)
     candidates = np.flatnonzero(allowed & (every > 0))
@@ -82,17 +87,8 @@ def test_the_top_k_of_every_posting(seed: int, k: int) -> None:
 def test_the_common_terms_are_read_for_few_rows() -> None:
     """Over 2,000 rows of which over a thousand are eligible and score, the top 10 of a long
     question is found among under a tenth of them."""
-    rng = np.random.default_rng(0)
-    vocabulary = [f"w{i}" for i in range(300)]
-    weights = 1.0 / np.arange(1, 301)
-    weights /= weights.sum()
-    token_rows = [
-        list(rng.choice(vocabulary, size=int(rng.integers(1, 30)), p=weights)) for _ in range(2_000)
-    ]
-    postings = Postings.build(token_rows)
-    query = list(rng.choice(vocabulary, size=int(rng.integers(2, 25)), p=weights))
+    postings, query, allowed = corpus(0)
     lo, hi, term_idf = looked_up(postings, query)
-    allowed = rng.random(2_000) < 0.6
     avg = float(np.mean(postings.lengths))
     every = postings.score(lo, hi, term_idf, avg_len=avg, k1=K1, b=B)
     rows, _ = best_rows(postings, lo, hi, term_idf, 10, lambda r: allowed[r], Bm25(avg, K1, B))

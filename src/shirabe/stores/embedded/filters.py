@@ -103,6 +103,16 @@ def allowed_rows(chunk_ids: IdArray, allowed: IdArray) -> NDArray[np.bool_]:
     return rows
 
 
+def eligible_rows(
+    chunk_ids: IdArray, alive: NDArray[np.bool_], allowed: IdArray | None
+) -> NDArray[np.bool_]:
+    """Which of a segment's rows (its ``chunk_ids``, ascending) are alive and allowed."""
+    eligible = np.array(alive, dtype=np.bool_)
+    if allowed is not None:
+        eligible &= allowed_rows(np.asarray(chunk_ids), allowed)
+    return eligible
+
+
 KEPT_FILTERS = 8
 """Filters whose allowed ids :class:`AllowedIds` keeps (at 1M chunks, up to 8 MB each)."""
 

@@ -24,12 +24,11 @@ from numpy.typing import NDArray
 
 from shirabe.records import ScoredId
 from shirabe.stores.bm25 import idf, term_hash
-from shirabe.stores.embedded import lists, maxscore
+from shirabe.stores.embedded import maxscore
 from shirabe.stores.embedded.dense import FullVectors, search_dense
-from shirabe.stores.embedded.filters import allowed_rows, keep_allowed
+from shirabe.stores.embedded.filters import eligible_rows, keep_allowed
 from shirabe.stores.embedded.readers import ReaderCollections
 from shirabe.stores.embedded.segments import (
-    CodedVectors,
     IdArray,
     Segment,
     SegmentDoc,
@@ -37,6 +36,7 @@ from shirabe.stores.embedded.segments import (
     load_array,
     max_by_owner,
     merge_segments,
+    ungrouped,
 )
 from shirabe.stores.protocol import Level
 from shirabe.text.terms import as_weights
@@ -261,8 +261,9 @@ class SegmentIndex:
                 mask = np.asarray(alive)[docs] & (scores > 0)
             elif level == "chunk" and int((hi - lo).sum()) >= maxscore.PRUNE_FROM:
                 bm25 = maxscore.Bm25(avg_len, self.k1, self.b)
-                eligible = _eligible(seg, alive, allowed) if kept is None else kept
-                results.extend(_pruned(seg, eligible, lo, hi, term_idf, k, bm25))
+                eligible = eligible_rows(seg.chunk_ids, alive, allowed) if kept is None else kept
+                ids, scores = maxscore.best_chunks(seg, eligible, lo, hi, term_idf, k, bm25)
+                results.extend(_top(ids, scores, scores > 0, k))
                 continue
             else:
                 all_rows = postings.score(lo, hi, term_idf, avg_len=avg_len, k1=self.k1, b=self.b)
@@ -481,41 +482,6 @@ class SegmentIndex:
     def clear(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
         self._view = None
-
-
-def _eligible(seg: Segment, alive: NDArray[np.bool_], allowed: IdArray | None) -> NDArray[np.bool_]:
-    """Which of a segment's chunks are alive and allowed."""
-    eligible = np.array(alive, dtype=np.bool_)
-    if allowed is not None:
-        eligible &= allowed_rows(np.asarray(seg.chunk_ids), allowed)
-    return eligible
-
-
-def _pruned(
-    seg: Segment,
-    eligible: NDArray[np.bool_],
-    lo: NDArray[np.int64],
-    hi: NDArray[np.int64],
-    term_idf: NDArray[np.float64],
-    k: int,
-    bm25: maxscore.Bm25,
-) -> list[ScoredId]:
-    """The ``k`` best of a segment's ``eligible`` chunks by BM25 at chunk level, by MaxScore
-    (``maxscore.py``)."""
-    docs, scores = maxscore.best_rows(
-        seg.chunk_postings, lo, hi, term_idf, k, eligible.__getitem__, bm25
-    )
-    return _top(np.asarray(seg.chunk_ids)[docs], scores, scores > 0, k)
-
-
-def ungrouped(segment: Segment) -> bool:
-    """Whether ``segment`` is large enough for groups of its chunk vectors and has none."""
-    vectors = segment.vectors("chunk")
-    return (
-        isinstance(vectors, CodedVectors)
-        and vectors.lists is None
-        and lists.list_count(segment.size) > 0
-    )
 
 
 def _top(

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from shirabe.stores.bm25 import bm25_weights
 from shirabe.stores.embedded.postings import Postings
+from shirabe.stores.embedded.segments import Segment
 
 PRUNE_FROM = 100_000
 """The query's terms' postings together from which a search prunes (below, it reads every
@@ -90,3 +91,20 @@ def _kth(scores: NDArray[np.float64], k: int) -> float:
     if len(scores) < k:
         return 0.0
     return float(np.partition(scores, len(scores) - k)[len(scores) - k])
+
+
+def best_chunks(
+    segment: Segment,
+    eligible: NDArray[np.bool_],
+    lo: NDArray[np.int64],
+    hi: NDArray[np.int64],
+    term_idf: NDArray[np.float64],
+    k: int,
+    bm25: Bm25,
+) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+    """:func:`best_rows` of a segment's chunk postings, as chunk ids, among its ``eligible``
+    rows (alive and allowed)."""
+    rows, scores = best_rows(
+        segment.chunk_postings, lo, hi, term_idf, k, eligible.__getitem__, bm25
+    )
+    return np.asarray(segment.chunk_ids)[rows].astype(np.int64), scores

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from shirabe.stores.embedded.lists import Lists, build_lists
+from shirabe.stores.embedded.lists import Lists, build_lists, list_count
 from shirabe.stores.embedded.postings import Postings, merge_postings
 from shirabe.stores.embedded.quantize import dequantize, quantize, scan
 from shirabe.stores.protocol import Level
@@ -337,4 +337,12 @@ def merge_segments(segments: Sequence[Segment], dead: IdArray, dim: int) -> Segm
             [(s.sent_postings, a) for s, a in zip(segments, sent_alive, strict=True)]
         ),
         sent_vectors=kept("sentence", sent_alive),
+    )
+
+
+def ungrouped(segment: Segment) -> bool:
+    """Whether ``segment`` is large enough for groups of its chunk vectors and has none."""
+    vectors = segment.vectors("chunk")
+    return (
+        isinstance(vectors, CodedVectors) and vectors.lists is None and list_count(segment.size) > 0
     )
