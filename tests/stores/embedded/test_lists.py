@@ -90,6 +90,40 @@ def test_reading_every_group_is_the_flat_scan(small_groups: None) -> None:
     assert np.allclose(scores, flat[rows])
 
 
+@pytest.mark.parametrize(
+    ("groups", "runs"),
+    [
+        ([], []),
+        ([0], [(0, 3)]),
+        ([0, 1], [(0, 5)]),
+        ([0, 2], [(0, 3), (5, 9)]),
+        ([1, 2, 4], [(3, 12)]),  # group 3 holds no row: 2 and 4 are adjacent rows
+        ([3], []),
+    ],
+)
+def test_runs_join_adjacent_groups(groups: list[int], runs: list[tuple[int, int]]) -> None:
+    """Groups of 3, 2, 4, 0 and 3 rows: rows 0-3, 3-5, 5-9, none, 9-12."""
+    ptr = np.asarray([0, 3, 5, 9, 9, 12], dtype=np.int64)
+    assert lists._runs(np.asarray(groups, dtype=np.int64), ptr) == runs
+
+
+def test_a_large_probe_scanned_in_two_halves_is_the_flat_scan(
+    small_groups: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lists, "PARALLEL_ROWS", 1)
+    vectors, _ = clustered(700)
+    codes, scales = quantize(vectors)
+    grouped = lists.build_lists(codes, scales)
+    assert grouped is not None
+    query = vectors[9]
+    rows, scores = grouped.scan(query, grouped.count)
+    assert sorted(rows.tolist()) == list(range(700))
+    assert np.allclose(scores, scan(codes, scales, query)[rows])
+    near, near_scores = grouped.scan(query)
+    assert 0 < len(near) < 700
+    assert np.allclose(near_scores, scan(codes, scales, query)[near])
+
+
 def test_the_nearest_groups_hold_the_query_topics_rows(small_groups: None) -> None:
     vectors, topic = clustered(1_000)
     codes, scales = quantize(vectors)

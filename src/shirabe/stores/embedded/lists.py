@@ -12,7 +12,9 @@ an inverted file changes which rows are read, never a score.
 
 from __future__ import annotations
 
+import functools
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +38,8 @@ SAMPLE_PER_LIST = 40
 """Rows sampled per group to find the centroids."""
 ITERATIONS = 10
 """Rounds of k-means over the sample."""
+PARALLEL_ROWS = 20_000
+"""Probes of at least this many rows are scanned in two halves at once."""
 BLOCK = 16_384
 """Rows assigned to their nearest centroid at a time (bounds the score matrix's memory)."""
 
@@ -73,19 +77,53 @@ class Lists:
     def scan(
         self, query: NDArray[np.float32], n: int | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """The rows of the ``n`` groups nearest ``query`` and their codes' scores."""
-        ptr = np.asarray(self.ptr)
-        found: list[NDArray[np.float64]] = []
-        places: list[NDArray[np.int64]] = []
-        for g in self.nearest(query, n):
-            lo, hi = int(ptr[g]), int(ptr[g + 1])
-            if hi > lo:
-                found.append(scan(self.codes[lo:hi], self.scales[lo:hi], query))
-                places.append(np.arange(lo, hi, dtype=np.int64))
-        if not found:
+        """The rows of the ``n`` groups nearest ``query`` and their codes' scores. Many rows
+        are scanned in two halves at once, one on a thread of its own (``_helper``): a search
+        runs its BM25 beside this scan, and the two cores are then both busy until both end."""
+        runs = _runs(self.nearest(query, n), np.asarray(self.ptr))
+        total = sum(hi - lo for lo, hi in runs)
+        if total == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        at = np.concatenate(places)
-        return np.asarray(self.rows)[at].astype(np.int64), np.concatenate(found)
+        if total >= PARALLEL_ROWS and len(runs) > 1:
+            half = int(np.searchsorted(np.cumsum([hi - lo for lo, hi in runs]), total // 2)) + 1
+            other = _helper().submit(self._scan_runs, runs[:half], query)
+            rest = self._scan_runs(runs[half:], query)
+            first = other.result()
+            places = np.concatenate([first[0], rest[0]])
+            scores = np.concatenate([first[1], rest[1]])
+        else:
+            places, scores = self._scan_runs(runs, query)
+        return np.asarray(self.rows)[places].astype(np.int64), scores
+
+    def _scan_runs(
+        self, runs: list[tuple[int, int]], query: NDArray[np.float32]
+    ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """The positions (in group order) of the rows of ``runs`` and their codes' scores."""
+        if not runs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        found = [scan(self.codes[lo:hi], self.scales[lo:hi], query) for lo, hi in runs]
+        places = np.concatenate([np.arange(lo, hi, dtype=np.int64) for lo, hi in runs])
+        return places, np.concatenate(found)
+
+
+def _runs(groups: NDArray[np.int64], ptr: NDArray[np.int64]) -> list[tuple[int, int]]:
+    """The row ranges of ``groups`` (ascending), adjacent groups joined into one range."""
+    runs: list[tuple[int, int]] = []
+    for g in groups:
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        if hi <= lo:
+            continue
+        if runs and runs[-1][1] == lo:
+            runs[-1] = (runs[-1][0], hi)
+        else:
+            runs.append((lo, hi))
+    return runs
+
+
+@functools.cache
+def _helper() -> ThreadPoolExecutor:
+    """The thread that scans the first half of a large probe (made at first use)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="shirabe-groups")
 
 
 def probes(count: int) -> int:
