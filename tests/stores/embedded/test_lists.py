@@ -107,20 +107,15 @@ def test_runs_join_adjacent_groups(groups: list[int], runs: list[tuple[int, int]
     assert lists._runs(np.asarray(groups, dtype=np.int64), ptr) == runs
 
 
-def test_a_large_probe_scanned_in_two_halves_is_the_flat_scan(
-    small_groups: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lists, "PARALLEL_ROWS", 1)
+def test_the_nearest_groups_are_scored_as_the_flat_scan_scores_them(small_groups: None) -> None:
     vectors, _ = clustered(700)
     codes, scales = quantize(vectors)
     grouped = lists.build_lists(codes, scales)
     assert grouped is not None
     query = vectors[9]
-    rows, scores = grouped.scan(query, grouped.count)
-    assert sorted(rows.tolist()) == list(range(700))
-    assert np.allclose(scores, scan(codes, scales, query)[rows])
     near, near_scores = grouped.scan(query)
     assert 0 < len(near) < 700
+    assert len(set(near.tolist())) == len(near)
     assert np.allclose(near_scores, scan(codes, scales, query)[near])
 
 

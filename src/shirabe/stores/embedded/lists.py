@@ -12,9 +12,7 @@ an inverted file changes which rows are read, never a score.
 
 from __future__ import annotations
 
-import functools
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,8 +36,6 @@ SAMPLE_PER_LIST = 40
 """Rows sampled per group to find the centroids."""
 ITERATIONS = 10
 """Rounds of k-means over the sample."""
-PARALLEL_ROWS = 20_000
-"""Probes of at least this many rows are scanned in two halves at once."""
 BLOCK = 16_384
 """Rows assigned to their nearest centroid at a time (bounds the score matrix's memory)."""
 
@@ -77,22 +73,9 @@ class Lists:
     def scan(
         self, query: NDArray[np.float32], n: int | None = None
     ) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
-        """The rows of the ``n`` groups nearest ``query`` and their codes' scores. Many rows
-        are scanned in two halves at once, one on a thread of its own (``_helper``): a search
-        runs its BM25 beside this scan, and the two cores are then both busy until both end."""
+        """The rows of the ``n`` groups nearest ``query`` and their codes' scores."""
         runs = _runs(self.nearest(query, n), np.asarray(self.ptr))
-        total = sum(hi - lo for lo, hi in runs)
-        if total == 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        if total >= PARALLEL_ROWS and len(runs) > 1:
-            half = int(np.searchsorted(np.cumsum([hi - lo for lo, hi in runs]), total // 2)) + 1
-            other = _helper().submit(self._scan_runs, runs[:half], query)
-            rest = self._scan_runs(runs[half:], query)
-            first = other.result()
-            places = np.concatenate([first[0], rest[0]])
-            scores = np.concatenate([first[1], rest[1]])
-        else:
-            places, scores = self._scan_runs(runs, query)
+        places, scores = self._scan_runs(runs, query)
         return np.asarray(self.rows)[places].astype(np.int64), scores
 
     def _scan_runs(
@@ -118,12 +101,6 @@ def _runs(groups: NDArray[np.int64], ptr: NDArray[np.int64]) -> list[tuple[int, 
         else:
             runs.append((lo, hi))
     return runs
-
-
-@functools.cache
-def _helper() -> ThreadPoolExecutor:
-    """The thread that scans the first half of a large probe (made at first use)."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="shirabe-groups")
 
 
 def probes(count: int) -> int:
