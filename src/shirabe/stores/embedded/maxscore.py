@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from shirabe.stores.bm25 import bm25_weights
 from shirabe.stores.embedded.postings import Postings
 from shirabe.stores.embedded.segments import Segment
 
@@ -53,7 +52,6 @@ def best_rows(
     (rows with a positive score only)."""
     avg_len, k1, b = bm25.avg_len, bm25.k1, bm25.b
     n = len(postings.lengths)
-    lengths = np.asarray(postings.lengths)
     present = np.flatnonzero(hi > lo)
     if len(present) == 0 or k <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
@@ -65,9 +63,8 @@ def best_rows(
     step = 1
     while True:
         for j in terms[used : used + step]:
-            rows = np.asarray(postings.rows[lo[j] : hi[j]])
-            weights = term_idf[j] * bm25_weights(
-                postings.tfs[lo[j] : hi[j]], lengths[rows], avg_len=avg_len, k1=k1, b=b
+            rows, weights = postings.weighted(
+                int(lo[j]), int(hi[j]), term_idf[j], avg_len=avg_len, k1=k1, b=b
             )
             np.add.at(partial, rows, weights)
         used = min(len(terms), used + step)
@@ -78,11 +75,10 @@ def best_rows(
         if used == len(terms) or rest[used] < floor:
             break
     keep = touched[partial[touched] + rest[used] >= floor - 1e-9 * max(1.0, floor)]
-    scores = partial[keep]
-    for j in terms[used:]:
-        scores += postings.score_rows(
-            keep, lo[j : j + 1], hi[j : j + 1], term_idf[j : j + 1], avg_len=avg_len, k1=k1, b=b
-        )
+    rest_terms = terms[used:]  # read for the rows kept only, in this order
+    scores = partial[keep] + postings.score_rows(
+        keep, lo[rest_terms], hi[rest_terms], term_idf[rest_terms], avg_len=avg_len, k1=k1, b=b
+    )
     return keep.astype(np.int64), scores
 
 

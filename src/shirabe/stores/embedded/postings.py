@@ -126,20 +126,28 @@ class Postings:
         per row in one pass (a pass over every row per term took most of a search at 1M
         chunks); each row's terms are added in the terms' order, as one pass per term would."""
         n = len(self.lengths)
-        lengths = np.asarray(self.lengths)
         all_rows: list[NDArray[np.integer[Any]]] = []
         weights: list[NDArray[np.float64]] = []
         for j in np.flatnonzero(hi > lo):
-            rows = np.asarray(self.rows[lo[j] : hi[j]])
-            all_rows.append(rows)
-            weights.append(
-                term_idf[j]
-                * bm25_weights(self.tfs[lo[j] : hi[j]], lengths[rows], avg_len=avg_len, k1=k1, b=b)
+            rows, w = self.weighted(
+                int(lo[j]), int(hi[j]), term_idf[j], avg_len=avg_len, k1=k1, b=b
             )
+            all_rows.append(rows)
+            weights.append(w)
         if not all_rows:
             return np.zeros(n, dtype=np.float64)
         summed = np.bincount(np.concatenate(all_rows), weights=np.concatenate(weights), minlength=n)
         return summed.astype(np.float64, copy=False)
+
+    def weighted(
+        self, lo: int, hi: int, term_idf: float, *, avg_len: float, k1: float, b: float
+    ) -> tuple[NDArray[np.integer[Any]], NDArray[np.float64]]:
+        """The rows of one term's postings ``[lo, hi)`` and what the term adds to each one's
+        BM25."""
+        rows = np.asarray(self.rows[lo:hi])
+        lengths = np.asarray(self.lengths)[rows]
+        weights = term_idf * bm25_weights(self.tfs[lo:hi], lengths, avg_len=avg_len, k1=k1, b=b)
+        return rows, weights
 
     def score_rows(
         self,
