@@ -46,7 +46,7 @@ def to_schema_14(conn: Any) -> None:
         "INSERT INTO embeddings_text SELECT m.name, k.key, e.vector FROM embeddings e "
         "JOIN embedding_models m ON m.id = e.model "
         "JOIN (SELECT DISTINCT jsonb_array_elements_text(vector_keys) AS key FROM chunks) k "
-        f"ON substring(sha256(convert_to(k.key, 'UTF8')) FROM 1 FOR {cache.DIGEST_BYTES}) = e.key"
+        f"ON {cache.digest_sql('k.key')} = e.key"
     )
     (kept,) = conn.execute("SELECT count(*) FROM embeddings_text").fetchone()
     (cached,) = conn.execute("SELECT count(*) FROM embeddings").fetchone()

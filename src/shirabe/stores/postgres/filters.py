@@ -73,9 +73,8 @@ def filter_sql(
     readable: Readable | None = None,
 ) -> tuple[str, list[Any], Readable | None]:
     """A condition on table ``alias`` (with ``chunk_id`` and ``source_id`` columns) keeping the
-    chunks ``filters`` allow, its parameters,
-    and what the filter leaves (None: no filter); ``readable`` is what :func:`readable_files`
-    gave for them, if it was asked."""
+    chunks ``filters`` allow, its parameters, and what the filter leaves (None: no filter);
+    ``readable`` is what :func:`readable_files` gave for them, if it was asked."""
     if not filters:
         return "", [], None
     found = readable if readable is not None else readable_files(conn, filters)
