@@ -52,6 +52,15 @@ def clustered(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), topic
 
 
+def grouped_rows(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, lists.Lists]:
+    """:func:`clustered` rows, their codes and scales, and their groups."""
+    vectors, topic = clustered(n)
+    codes, scales = quantize(vectors)
+    grouped = lists.build_lists(codes, scales)
+    assert grouped is not None
+    return vectors, topic, codes, scales, grouped
+
+
 @pytest.fixture
 def small_groups(monkeypatch: pytest.MonkeyPatch) -> None:
     """Groups for segments of 600 rows and more, of about 50 rows."""
@@ -60,10 +69,8 @@ def small_groups(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_groups_hold_every_row_once_with_its_codes(small_groups: None) -> None:
-    vectors, topic = clustered(1_000)
-    codes, scales = quantize(vectors)
-    grouped = lists.build_lists(codes, scales)
-    assert grouped is not None and grouped.count == 20
+    _, topic, codes, scales, grouped = grouped_rows(1_000)
+    assert grouped.count == 20
     assert sorted(grouped.rows.tolist()) == list(range(1_000))
     assert grouped.ptr[0] == 0 and grouped.ptr[-1] == 1_000
     assert np.all(np.diff(grouped.ptr) >= 0)
@@ -79,10 +86,7 @@ def test_groups_hold_every_row_once_with_its_codes(small_groups: None) -> None:
 
 
 def test_reading_every_group_is_the_flat_scan(small_groups: None) -> None:
-    vectors, _ = clustered(700)
-    codes, scales = quantize(vectors)
-    grouped = lists.build_lists(codes, scales)
-    assert grouped is not None
+    vectors, _, codes, scales, grouped = grouped_rows(700)
     query = vectors[5]
     rows, scores = grouped.scan(query, grouped.count)
     flat = scan(codes, scales, query)
@@ -108,10 +112,7 @@ def test_runs_join_adjacent_groups(groups: list[int], runs: list[tuple[int, int]
 
 
 def test_the_nearest_groups_are_scored_as_the_flat_scan_scores_them(small_groups: None) -> None:
-    vectors, _ = clustered(700)
-    codes, scales = quantize(vectors)
-    grouped = lists.build_lists(codes, scales)
-    assert grouped is not None
+    vectors, _, codes, scales, grouped = grouped_rows(700)
     query = vectors[9]
     near, near_scores = grouped.scan(query)
     assert 0 < len(near) < 700
@@ -120,10 +121,7 @@ def test_the_nearest_groups_are_scored_as_the_flat_scan_scores_them(small_groups
 
 
 def test_the_nearest_groups_hold_the_query_topics_rows(small_groups: None) -> None:
-    vectors, topic = clustered(1_000)
-    codes, scales = quantize(vectors)
-    grouped = lists.build_lists(codes, scales)
-    assert grouped is not None
+    vectors, topic, _, _, grouped = grouped_rows(1_000)
     for row in (0, 17, 999):
         rows, _ = grouped.scan(vectors[row])  # 8 of 20 groups
         assert len(rows) < 1_000
