@@ -1,6 +1,6 @@
 """Train the learned answer stage on JaQuAD, choose its threshold on JSQuAD valid, report.
 
-    python bench/answerer.py [--every N] [--out FILE] [--refresh]
+    python bench/answerer.py [--every N] [--out FILE] [--refresh] [--spans-only MODEL]
 
 - Training data: JaQuAD train (``../shared/data/jaquad/train.json``), the articles whose number
   is a multiple of ``--every`` (5: 139 articles, 5,446 questions), indexed as one Markdown
@@ -20,6 +20,10 @@
 Each question is asked as it is and without its own paragraph (NoMIRACL's unanswerable
 questions). The collected features are cached in bench/.cache/answerer (``--refresh`` reads
 them again). Results go to bench/results/answerer.json; the model to ``--out``.
+
+``--spans-only MODEL`` keeps MODEL's line and answerability models, calibration and threshold,
+and trains its span model (the short answer) alone, over MODEL's line ranking: a change to the
+span features then leaves every refusal as it was (results in answerer-spans.json).
 """
 
 from __future__ import annotations
@@ -32,13 +36,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shirabe.answering.learned import read_model, write_model
-from shirabe.answering.spans import SPAN_FEATURES
+from shirabe.answering.learned import read_model, read_spec, write_model
 from shirabe.engine import Shirabe
 from shirabe.evaluation.cases import load_cases
 from shirabe.evaluation.squad import read_squad, squad_questions, write_corpus
 from shirabe.settings import Settings, TokenizerSettings
-from shirabe.tokenizers.registry import make_tokenizer
 from shirabe.training import figures, lines, spans
 
 from common import CACHE, ROOT, SHARED, revision, write_result
@@ -116,6 +118,46 @@ def case_examples_of(refresh: bool) -> dict[str, list[lines.Example]]:
     return found
 
 
+def case_answers(held_out: str | None) -> dict[str, tuple[str, ...]]:
+    """The expected answers of the company-style cases trained on, by case id."""
+    return {
+        case.id: case.expect_answer
+        for corpus, (_folder, names) in CASE_SETS.items()
+        if corpus != held_out
+        for name in names
+        for case in load_cases(ROOT / "eval" / name)
+        if case.expect_answer and not case.dialogue
+    }
+
+
+def train_spans(
+    spec: dict[str, Any],
+    train: list[lines.Example],
+    dev: list[lines.Example],
+    out: Path,
+    every: int = 5,
+    held_out: str | None = None,
+) -> dict[str, Any]:
+    """Trains the span model over ``spec``'s line model, chooses its threshold on the
+    development examples, writes the model to ``out``; the span figures. The company-style
+    cases in ``train`` teach it too, their expected answers taken as the spans."""
+    answers = {
+        q.qid: q.answers
+        for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
+        for q in squad_questions(read_squad(file), keep)
+    }
+    answers |= case_answers(held_out)
+    report = spans.add_span_model(spec, train, dev, answers, TokenizerSettings())
+    write_model(out, spec)
+    return {
+        "span_threshold": report["span_threshold"],
+        "span_by_threshold_dev": report["span_by_threshold"],
+        "span_rows": report["span_rows"],
+        "span_positives": report["span_positives"],
+        "span_importance": report["span_importance"][:15],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=int, default=5)
@@ -124,6 +166,12 @@ def main() -> None:
     parser.add_argument("--heldout", action="store_true")
     parser.add_argument(
         "--no-near-misses", action="store_true", help="train without the made near misses"
+    )
+    parser.add_argument(
+        "--spans-only",
+        type=Path,
+        metavar="MODEL",
+        help="keep MODEL's line and answerability models and threshold; train its span model",
     )
     parser.add_argument(
         "--hold-out",
@@ -142,6 +190,21 @@ def main() -> None:
         if corpus != args.hold_out:
             train = train + found * CASE_WEIGHT
     started = time.perf_counter()
+    if args.spans_only is not None:
+        spec = read_spec(args.spans_only)
+        spec["meta"]["span_commit"] = revision()
+        report = train_spans(spec, train, dev, args.out, every, args.hold_out)
+        figures_of_spans = {
+            "commit": revision(),
+            "spans_over": str(args.spans_only),
+            "training_seconds": round(time.perf_counter() - started, 1),
+            "model_bytes": args.out.stat().st_size,
+            **report,
+        }
+        for key, value in figures_of_spans.items():
+            print(f"{key}: {value}")
+        print(f"wrote {write_result('answerer-spans', figures_of_spans)}")
+        return
     data = (
         f"JaQuAD v0.1.0 train, articles a % {every} == 0; the cases of "
         + ", ".join(n for c, (_f, names) in CASE_SETS.items() if c != args.hold_out for n in names)
@@ -157,25 +220,11 @@ def main() -> None:
         figures.probabilities(model, dev_own).tolist(), MAX_FALSE_REFUSALS
     )
     spec["threshold"] = threshold
-    words_of = make_tokenizer(TokenizerSettings()).words
-    answers = {
-        q.qid: q.answers
-        for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
-        for q in squad_questions(read_squad(file), keep)
-    }
-    span_forest, span_report = spans.fit_spans(train, answers, spec, words_of)
-    spec["span"] = span_forest
-    spec["features"]["span"] = list(SPAN_FEATURES)
-    write_model(tmp, spec)
-    span_threshold, span_table = spans.choose_span_threshold(
-        read_model(tmp), dev_own, answers, words_of
-    )
-    spec["span_threshold"] = span_threshold
     spec["meta"]["threshold_chosen_on"] = (
         f"JSQuAD v1.3 valid: at most {MAX_FALSE_REFUSALS:.0%} of its answerable questions refused"
     )
     spec["meta"]["commit"] = revision()
-    write_model(args.out, spec)
+    span_report = train_spans(spec, train, dev, args.out, every, args.hold_out)
     model = read_model(args.out)
     seconds = time.perf_counter() - started
     result: dict[str, Any] = {
@@ -185,11 +234,7 @@ def main() -> None:
         "threshold": threshold,
         "oof_auc_train": trained.report["oof_auc"],
         "jsquad_dev": figures.evaluate(model, dev, threshold),
-        "span_threshold": span_threshold,
-        "span_by_threshold_dev": span_table,
-        "span_rows": span_report["span_rows"],
-        "span_positives": span_report["span_positives"],
-        "span_importance": span_report["span_importance"][:15],
+        **span_report,
         "line_importance": trained.report["line_importance"][:15],
         "question_importance": trained.report["question_importance"][:15],
     }

@@ -57,9 +57,12 @@ class Tally:
 
     contained: int = 0
     first_contained: int = 0
+    first_quoted: int = 0
     refused: int = 0
     exact: float = 0.0
     f1: float = 0.0
+    span_exact: float = 0.0
+    span_f1: float = 0.0
     lines: int = 0
     other_lines: int = 0
     refused_without: int = 0
@@ -72,9 +75,14 @@ class Tally:
         self.contained += ok
         self.refused += answer.refused
         self.first_contained += not answer.refused and any(a in first for a in golds)
+        quoted = nfkc(first_quoted(answer))
+        self.first_quoted += not answer.refused and any(a in quoted for a in golds)
         span = nfkc(short_span(answer))
         self.exact += max(float(span == a) for a in golds)
         self.f1 += max(char_f1(span, a) for a in golds)
+        read = nfkc(reader_span(answer))
+        self.span_exact += max(float(read == a) for a in golds)
+        self.span_f1 += max(char_f1(read, a) for a in golds)
         if not answer.refused:
             cited = {c.number: c.source.removeprefix(prefix) for c in answer.citations}
             for number in cited_lines(answer.text):
@@ -86,9 +94,12 @@ class Tally:
         out = {
             "containment": self.contained / n,
             "first_line_containment": self.first_contained / n,
+            "first_quoted_line_containment": self.first_quoted / n,
             "refusal_rate": self.refused / n,
             "short_exact_match": self.exact / n,
             "short_char_f1": self.f1 / n,
+            "span_exact_match": self.span_exact / n,
+            "span_char_f1": self.span_f1 / n,
             "lines_from_another_paragraph": self.other_lines / max(self.lines, 1),
         }
         if without_own:
@@ -104,6 +115,21 @@ def short_span(answer: Answer) -> str:
     if answer.short:
         return answer.short.rstrip("。").removesuffix("です")
     return re.sub(r"\[\d+\]", "", answer.text.split("\n", 1)[0])
+
+
+def first_quoted(answer: Answer) -> str:
+    """The answer's first line that cites a passage: its best sentence, after the short
+    answer when one opens it."""
+    text = answer.text.removeprefix(f"{answer.short}\n") if answer.short else answer.text
+    return text.split("\n", 1)[0]
+
+
+def reader_span(answer: Answer) -> str:
+    """The answer's span as a reader gives one for every question (``short_answer`` of the
+    JSON, shown first or not), else what :func:`short_span` scores."""
+    if answer.refused or not answer.span:
+        return short_span(answer)
+    return answer.span
 
 
 def cited_lines(text: str) -> list[int]:

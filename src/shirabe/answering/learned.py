@@ -249,8 +249,8 @@ class AnswerModel:
         )
 
 
-def read_model(path: Path) -> AnswerModel:
-    """The model in ``path`` (JSON, gzipped when the name ends in ``.gz``)."""
+def read_spec(path: Path) -> dict[str, Any]:
+    """The parsed JSON of a model file (gzipped when the name ends in ``.gz``), unchecked."""
     try:
         raw = path.read_bytes()
         if path.name.endswith(".gz"):
@@ -258,6 +258,14 @@ def read_model(path: Path) -> AnswerModel:
         spec = json.loads(raw.decode("utf-8"))
     except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ModelFileError(f"{path}: not a readable answer model file ({exc})") from exc
+    if not isinstance(spec, dict):
+        raise ModelFileError(f"{path}: not a readable answer model file (not an object)")
+    return spec
+
+
+def read_model(path: Path) -> AnswerModel:
+    """The model in ``path`` (JSON, gzipped when the name ends in ``.gz``)."""
+    spec = read_spec(path)
     try:
         return AnswerModel.of(spec, str(path))
     except (KeyError, TypeError, ValueError) as exc:

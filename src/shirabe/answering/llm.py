@@ -217,6 +217,8 @@ class LLMGenerator:
             hits=hits,
             timings=timings,
             mode=self.name,
+            span=quoted.span if quoted is not None else None,
+            span_confidence=quoted.span_confidence if quoted is not None else None,
         )
 
     def _reply_fails(

@@ -22,7 +22,7 @@ from shirabe.answering.fit import has_kind
 from shirabe.text.normalize import folded
 
 MAX_WORDS: Final = 8
-MAX_SPANS: Final = 80
+MAX_SPANS: Final = 160
 """Spans kept per line (the first ones, in the line's order), to bound the work."""
 
 _JOINING: Final = frozenset({"名詞", "接頭辞", "接尾辞", "記号", "補助記号", "形状詞"})
@@ -47,6 +47,79 @@ _KANJI: Final = re.compile(r"[\u3400-\u9fff々]")
 _LATIN: Final = re.compile(r"[A-Za-z]")
 
 
+_GROUPED: Final = re.compile(r"\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?")
+"""A number written with thousands separators (1,200, 54,780): its commas break nothing."""
+_NUMERAL: Final = re.compile(r"[\d,，.．億万兆千百十]+")
+"""A numeral word as the tokenizer reads it whole (2億3,580万)."""
+_LATIN_OR_DIGIT: Final = re.compile(r"[A-Za-z0-9]")
+_LINKS: Final = frozenset({"の", "から", "や", "と"})
+"""Particles inside a noun phrase that can be an answer whole: 梅雨の中休み, 5月下旬から6月上旬,
+台風や熱帯低気圧, 中国と台湾."""
+MAX_LINKS: Final = 2
+MAX_LINKED_WORDS: Final = 12
+
+
+def surface(word: Word) -> str:
+    """A word as a span shows it: cut before a reading or gloss in brackets that the
+    tokenizer keeps inside the word (五月雨(さみだれ) is 五月雨)."""
+    text = word[0]
+    cut = min((i for i in (text.find("("), text.find("（")) if i > 0), default=-1)
+    return text[:cut] if cut > 0 else text
+
+
+def _closes(word: Word) -> bool:
+    """The word ends a run: what follows it is in brackets."""
+    return surface(word) != word[0]
+
+
+def _joins(word: Word) -> bool:
+    text = surface(word)
+    pos = word[2]
+    if _GROUPED.fullmatch(text):
+        return True
+    if len(pos) > 1 and pos[1] == "数詞" and _NUMERAL.fullmatch(text):
+        return True
+    if not text.strip() or any(ch in _BREAKS for ch in text):
+        return False
+    head = pos[0] if pos else ""
+    if head in {"記号", "補助記号"}:
+        return text in {"・", "-", "ー", "〜", "~", "％", "%", ".", ",", "="}
+    return head in _JOINING
+
+
+def _symbol(word: Word) -> bool:
+    return bool(word[2]) and word[2][0] in {"記号", "補助記号", "空白"}
+
+
+def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
+    """The maximal runs of joining words, as (first, after last) indices; a space between
+    Latin letters or digits joins (16S rRNA)."""
+    out: list[tuple[int, int]] = []
+    joins = [_joins(w) for w in words]
+    i, n = 0, len(words)
+    while i < n:
+        if not joins[i]:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and not _closes(words[j - 1]):
+            if joins[j]:
+                j += 1
+            elif (
+                not words[j][0].strip()
+                and j + 1 < n
+                and joins[j + 1]
+                and _LATIN_OR_DIGIT.search(words[j - 1][0])
+                and _LATIN_OR_DIGIT.search(words[j + 1][0])
+            ):
+                j += 2
+            else:
+                break
+        out.append((i, j))
+        i = j
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     text: str
@@ -55,57 +128,55 @@ class Span:
     end: int
     """Index after its last word."""
     whole: bool
-    """The whole run (not a part of one)."""
-
-
-_GROUPED: Final = re.compile(r"\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?")
-"""A number written with thousands separators (1,200, 54,780): its commas break nothing."""
-
-
-def _joins(word: Word) -> bool:
-    surface, _normal, pos = word
-    if _GROUPED.fullmatch(surface):
-        return True
-    if not surface.strip() or any(ch in _BREAKS for ch in surface):
-        return False
-    head = pos[0] if pos else ""
-    if head in {"記号", "補助記号"}:
-        return surface in {"・", "-", "ー", "〜", "~", "％", "%", ".", ","}
-    return head in _JOINING
+    """It starts where a run starts and ends where one ends."""
+    links: tuple[str, ...] = ()
+    """The particles it runs over (の of 梅雨の中休み), in order."""
 
 
 def spans(words: Sequence[Word]) -> list[Span]:
-    """The candidate spans of a line, in its order."""
+    """The candidate spans of a line, in its order: every part of a run of one to
+    ``MAX_WORDS`` words, and the runs joined by up to ``MAX_LINKS`` of の, から, や and と, from
+    any word of the first to the end of the last."""
     out: list[Span] = []
-    i = 0
-    n = len(words)
-    while i < n and len(out) < MAX_SPANS:
-        if not _joins(words[i]):
-            i += 1
-            continue
-        j = i
-        while j < n and _joins(words[j]):
-            j += 1
+    found = _runs(words)
+    shown_as = [surface(w) for w in words]
+    symbols = [_symbol(w) for w in words]
+
+    def text(a: int, b: int) -> str:
+        """The words' text, '' when a symbol begins or ends them (〜52dB of 19〜52dB)."""
+        if symbols[a] or symbols[b - 1]:
+            return ""
+        return "".join(shown_as[a:b])
+
+    for k, (i, j) in enumerate(found):
         for a in range(i, j):
             for b in range(a + 1, min(j, a + MAX_WORDS) + 1):
-                text = "".join(w[0] for w in words[a:b]).strip("・-〜~")
-                if text:
-                    out.append(Span(text, a, b, whole=(a == i and b == j)))
-        i = j
+                if shown := text(a, b):
+                    out.append(Span(shown, a, b, whole=(a == i and b == j)))
+        links: tuple[str, ...] = ()
+        last = k
+        while len(links) < MAX_LINKS and last + 1 < len(found):
+            gap, (nxt, end) = found[last][1], found[last + 1]
+            if nxt != gap + 1 or words[gap][0] not in _LINKS or _closes(words[gap - 1]):
+                break
+            links += (words[gap][0],)
+            last += 1
+            for a in range(max(i, end - MAX_LINKED_WORDS), j):
+                if shown := text(a, end):
+                    out.append(Span(shown, a, end, whole=(a == i), links=links))
+        if len(out) >= MAX_SPANS:
+            break
     return out[:MAX_SPANS]
 
 
-FACTOIDS: Final = frozenset({"誰", "どこ", "いつ", "いくつ", "何という"})
-"""Question words that ask for a fact a few words say (a name, a place, a date, a figure)."""
 FACT_KINDS: Final = frozenset({"money", "number", "time", "person", "place"})
 
 
 def asks_for_span(q: Question) -> bool:
-    """Whether the question asks for a name, place, date or figure, which a short answer can
-    give alone (not a reason, a way of doing, or a description)."""
-    if q.kind is not None:
-        return q.kind.kind in FACT_KINDS
-    return wh(q.text) in FACTOIDS
+    """Whether a short answer can give the asked fact alone: a name, place, date or figure,
+    or a question whose form does not say what it asks (何という, …は？); not a reason or a
+    way of doing, which take a sentence."""
+    return q.kind is None or q.kind.kind in FACT_KINDS
 
 
 def fits(q: Question, text: str) -> bool:
@@ -154,7 +225,71 @@ SPAN_FEATURES: Final = (
     "share_in_line",
     "line_score",
     "line_rank",
+    "links",
+    *(f"link_{name}" for name in ("no", "kara", "ya", "to")),
+    "wh_particle_match",
+    "before_in_question",
+    "after_in_question",
+    "window_cover",
+    "wh_counter_match",
+    "owner_cover",
 )
+_LINK_NAMES: Final = ("の", "から", "や", "と")
+_WH_PARTICLE: Final = re.compile(
+    r"(?:誰|だれ|何|なに|なん|どこ|どちら|いつ|どれ|どの[^をがにでとはへ、。？?]{0,6}?)"
+    r"(から|まで|が|を|に|で|と|へ|の)"
+)
+_PARTICLES: Final = frozenset({"助詞", "補助記号", "記号", "空白"})
+WINDOW: Final = 6
+"""Words either side of a span whose question words count for ``window_cover``."""
+
+
+_WH_COUNTER: Final = re.compile(r"(?:何|なん|いく)([\u3400-\u9fff々ヶヵか]{1,2})")
+
+
+def wh_counter(question: str) -> str:
+    """What the question word is counted or named with (年 of 何年, 県 of 何県), '' for none."""
+    found = _WH_COUNTER.search(folded(question))
+    return found.group(1) if found else ""
+
+
+def wh_particle(question: str) -> str:
+    """The particle after the question word (が of 誰が, を of 何を), '' for none."""
+    found = _WH_PARTICLE.search(question)
+    return found.group(1) if found else ""
+
+
+def _past_brackets(words: Sequence[Word], i: int) -> int:
+    """The index of the first word at or after ``i`` outside a bracketed gloss (the reading
+    in 中休み（つゆのなかやすみ）という)."""
+    if i < len(words) and words[i][0] in {"(", "（"}:
+        close = next((j for j in range(i + 1, len(words)) if words[j][0] in {")", "）"}), -1)
+        if close > 0:
+            return close + 1
+    return i
+
+
+_OPENING: Final = frozenset({"(", "（", "[", "［", "【"})
+_CLOSING: Final = frozenset({")", "）", "]", "］", "】"})
+
+
+def _owner(words: Sequence[Word], start: int) -> str:
+    """What a span in brackets says something of: the run of words just before the opening
+    bracket (本体ボトル of 本体ボトル（500mL）), folded; '' when the span is not in brackets."""
+    if start == 0 or words[start - 1][0] not in _OPENING:
+        return ""
+    i = start - 1
+    while i > 0 and _joins(words[i - 1]):
+        i -= 1
+    return "".join(folded(surface(w)) for w in words[i : start - 1])
+
+
+def _content_near(words: Sequence[Word], indices: range) -> str:
+    """The first word of ``indices`` that is no particle or symbol, folded ('' for none)."""
+    for i in indices:
+        if 0 <= i < len(words) and (not words[i][2] or words[i][2][0] not in _PARTICLES):
+            return folded(words[i][0])
+    return ""
 
 
 def _kind_flags(q: Question) -> list[float]:
@@ -188,13 +323,36 @@ def span_features(
     ]
     matched = _with_runs(words, matched)
     fixed = _kind_flags(q) + _wh_flags(q.text)
+    particle = wh_particle(q.text)
+    counter = wh_counter(q.text)
+    total = sum(t.weight for t in q.terms) or 1.0
+    folded_words = [folded(w[0]) for w in words]
+    named = [
+        (
+            len(p) > 1 and p[1] == "固有名詞",
+            len(p) > 2 and p[2] == "人名",
+            len(p) > 2 and p[2] == "地名",
+            len(p) > 1 and p[1] == "数詞",
+        )
+        for p in (w[2] for w in words)
+    ]
     rows: list[list[float]] = []
     n = max(len(words), 1)
     for s in found:
         text = folded(s.text)
-        pos = [w[2] for w in words[s.start : s.end]]
-        nxt = words[s.end][0] if s.end < len(words) else ""
-        after = words[s.end + 1][0] if s.end + 1 < len(words) else ""
+        proper, person, place, numeral = (
+            any(flags) for flags in zip(*named[s.start : s.end], strict=True)
+        )
+        following = _past_brackets(words, s.end)
+        nxt = words[following][0] if following < len(words) else ""
+        after = words[following + 1][0] if following + 1 < len(words) else ""
+        before = _content_near(words, range(s.start - 1, s.start - 3, -1))
+        enclosed = following < len(words) and words[following][0] in _CLOSING
+        behind = "" if enclosed else _content_near(words, range(following, following + 3))
+        owner = _owner(words, s.start)
+        near = "".join(
+            folded_words[max(0, s.start - WINDOW) : s.start] + folded_words[s.end : s.end + WINDOW]
+        )
         prev = words[s.start - 1][0] if s.start > 0 else ""
         distance = min((min(abs(m - s.start), abs(m - (s.end - 1))) for m in matched), default=n)
         rows.append(
@@ -208,10 +366,10 @@ def span_features(
                 _share(_KATAKANA, s.text),
                 _share(_KANJI, s.text),
                 _share(_LATIN, s.text),
-                float(any(len(p) > 1 and p[1] == "固有名詞" for p in pos)),
-                float(any(len(p) > 2 and p[2] == "人名" for p in pos)),
-                float(any(len(p) > 2 and p[2] == "地名" for p in pos)),
-                float(any(len(p) > 1 and p[1] == "数詞" for p in pos)),
+                float(proper),
+                float(person),
+                float(place),
+                float(numeral),
                 sum(ch in question_chars for ch in text) / max(len(text), 1),
                 float(text in asked),
                 float(distance) / n,
@@ -231,6 +389,14 @@ def span_features(
                 (s.end - s.start) / n,
                 line_score,
                 float(line_rank),
+                float(len(s.links)),
+                *(float(name in s.links) for name in _LINK_NAMES),
+                float(bool(particle) and nxt == particle),
+                float(len(before) > 1 and before in asked),
+                float(len(behind) > 1 and behind in asked),
+                sum(t.weight for t in q.terms if t.text in near and t.text not in text) / total,
+                float(bool(counter) and text.endswith(counter)),
+                sum(t.weight for t in q.terms if owner and t.text in owner) / total,
             ]
         )
     return rows

@@ -148,8 +148,8 @@ def best_span(
     words_of: Callable[[str], list[features.Word]],
 ) -> tuple[str, float]:
     """The most likely short answer among the spans of the best lines that hold the kind of
-    fact asked, with its probability ('' and 0 when the question asks for no name, place,
-    date or figure, when there is none, or without a span model)."""
+    fact asked, with its probability ('' and 0 when the question asks for a reason or a way
+    of doing, when there is none, or without a span model)."""
     if model.spans is None or not spans.asks_for_span(q):
         return "", 0.0
     order = sorted(range(len(lines)), key=lambda i: -line_scores[i])[:SPAN_LINES]

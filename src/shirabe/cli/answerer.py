@@ -17,7 +17,15 @@ from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import out
 from shirabe.engine import Shirabe
 from shirabe.evaluation.cases import load_cases
-from shirabe.training import figures, lines, load_model, read_model, write_model
+from shirabe.evaluation.squad import read_squad, squad_questions
+from shirabe.training import (
+    figures,
+    lines,
+    load_model,
+    read_model,
+    spans,
+    write_model,
+)
 
 
 @contextmanager
@@ -62,7 +70,8 @@ def answerer_train(
     ] = Path(".shirabe-training"),
     index: IndexOption = None,
 ) -> None:
-    """Train the answer model: which line answers, and whether any does (calibrated). One
+    """Train the answer model: which line answers, whether any does (calibrated), and which
+    words of it are the short answer. One
     article in ten of SQUAD is held out; the figures of the model in use and of the new one
     on it are printed side by side."""
     with errors():
@@ -82,19 +91,25 @@ def answerer_train(
                 keep=lambda a: a in kept or a in held,
                 ingest=ingest,
                 progress=shown,
+                keep_lines=True,
             )
         train = [e for e in examples if e.article in kept]
         held_out = [e for e in examples if e.article in held]
         unused = 0
+        answers = {q.qid: q.answers for q in squad_questions(read_squad(squad), lambda _a: True)}
+        if dev is not None:
+            answers |= {q.qid: q.answers for q in squad_questions(read_squad(dev), lambda _a: True)}
         if cases is not None:
             with opened(settings) as app:
-                from_cases, unused = lines.case_examples(app, load_cases(cases))
+                loaded = load_cases(cases)
+                from_cases, unused = lines.case_examples(app, loaded)
+            answers |= {c.id: c.expect_answer for c in loaded if c.expect_answer}
             train += from_cases
             out.print(f"{len(from_cases)} feedback cases added ({unused} of other kinds unused)")
         if dev is not None:
             with _collecting("asking the development questions") as shown:
                 choose_on = lines.squad_examples(
-                    settings, dev, work / "dev", ingest=ingest, progress=shown
+                    settings, dev, work / "dev", ingest=ingest, progress=shown, keep_lines=True
                 )
         else:
             choose_on = held_out
@@ -109,6 +124,8 @@ def answerer_train(
             figures.MAX_FALSE_REFUSALS,
         )
         spec["meta"]["threshold_chosen_on"] = str(dev or f"{squad.name} (held-out articles)")
+        with out.status("training the short answer…"):
+            spans.add_span_model(spec, train, choose_on, answers, settings.tokenizer)
         write_model(out_file, spec)
         before = load_model(settings.answering.model)
         after = read_model(out_file)

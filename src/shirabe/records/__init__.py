@@ -173,6 +173,13 @@ class Answer:
     """The question as searched when a conversation made it standalone (a follow-up)."""
     short: str | None = None
     """The asked amount or quantity alone (``約9.2kgです。``), when the answer opens with it."""
+    span: str | None = None
+    """The words of the answering lines most likely to be the asked fact alone (a reader's
+    span), whether or not the answer opens with it; None when the question asks for a
+    reason or a way of doing, or no model decided."""
+    span_confidence: float | None = None
+    """The span model's probability that ``span`` is the asked fact; the answer opens with
+    it from the model's span threshold."""
     confidence: float | None = None
     """The calibrated probability that the passages answer the question (the learned answer
     stage), whether or not it refused; None when no model decided."""
@@ -386,6 +393,15 @@ def answer_json(answer: Answer, show_path: ShowPath = _same) -> dict[str, Any]:
             {"feature": name, "effect": round(effect, 4)}
             for name, effect in answer.confidence_factors
         ],
+        "short_answer": (
+            None
+            if answer.span is None
+            else {
+                "text": answer.span,
+                "probability": answer.span_confidence,
+                "shown": answer.short is not None,
+            }
+        ),
         "standalone": answer.standalone,
         "mode": answer.mode,
         "citations": [citation_json(c, show_path, answer.text) for c in answer.citations],

@@ -421,9 +421,11 @@ def squad_examples(
     keep: Callable[[int], bool] = lambda _a: True,
     ingest: Callable[[Shirabe, list[Path]], object] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    keep_lines: bool = False,
 ) -> list[Example]:
     """The examples of a SQuAD-format file's questions, asked over an index of its
-    paragraphs kept in ``work`` (an embedded index: re-runs embed nothing again)."""
+    paragraphs kept in ``work`` (an embedded index: re-runs embed nothing again); with
+    ``keep_lines``, each keeps its candidate lines' text (for the span model)."""
     from shirabe.engine import Shirabe
 
     corpus = work / "corpus"
@@ -436,7 +438,9 @@ def squad_examples(
             ingest(app, [corpus])
         else:
             app.ingest([corpus])
-        return collect(app, questions, str(corpus.resolve()) + "/", progress=progress)
+        return collect(
+            app, questions, str(corpus.resolve()) + "/", progress=progress, keep_lines=keep_lines
+        )
 
 
 def case_examples(app: Shirabe, cases: Sequence[Case]) -> tuple[list[Example], int]:
