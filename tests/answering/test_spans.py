@@ -194,3 +194,18 @@ def test_a_figure_in_brackets_belongs_to_the_words_before_them() -> None:
     assert [(t.text, t.weight) for t in q.terms] == [("詰め替え", 2.0), ("何ml", 2.0)]
     assert (bottle["owner_cover"], refill["owner_cover"]) == (0.0, 0.5)
     assert bottle["after_in_question"] == refill["after_in_question"] == 0.0
+
+
+def test_a_short_answer_is_put_first_only_for_a_question_asked_by_word() -> None:
+    assert spans.asks_by_word("夏季一斉休業中の8月14日の当番は誰ですか？")
+    assert spans.asks_by_word("海外出張の日当は1日いくらですか？")
+    assert spans.asks_by_word("梅雨の半ばに一旦天気が回復する期間を何という？")
+    assert not spans.asks_by_word("AQ-300にERR-107と表示されました。運転は止まりますか？")
+    assert not spans.asks_by_word("AQ-300の空気清浄の適用床面積は？")
+
+
+def test_a_family_and_given_name_apart_are_one_span() -> None:
+    given = ("名詞", "固有名詞", "人名", "名", "*", "*")
+    words = _words(("当番", NOUN), (":", SYMBOL), (" ", SPACE), ("例", NOUN), ("田", SUFFIX))
+    words += _words((" ", SPACE), ("太郎", given))
+    assert [s.text for s in spans.spans(words) if s.whole] == ["当番", "例田 太郎"]

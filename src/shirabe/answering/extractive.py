@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shirabe.answering import asking, compound_nouns, fit, mentions, showing, stage, tables
+from shirabe.answering import (
+    asking,
+    compound_nouns,
+    fit,
+    mentions,
+    showing,
+    spans,
+    stage,
+    tables,
+)
 from shirabe.answering.context import (
     Candidate,
     absent,
@@ -242,7 +251,7 @@ class ExtractiveGenerator:
             ranked = [c for c in ranked if not showing.is_record(hits[c.hit_index].chunk)] or ranked
         lines = self._lines(ranked, hits, query)
         span, p = self._span(query, hits, ranked, judgement)
-        short = self._short(span, p, lines)
+        short = self._short(span, p, lines) if spans.asks_by_word(query.text) else None
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
         pieces = [short] if short else []  # the asked figure alone, then where it is written

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from shirabe.answering import fit
 from shirabe.answering.features import KINDS, Question, Word
 from shirabe.answering.fit import has_kind
 from shirabe.text.normalize import folded
@@ -52,6 +53,7 @@ _GROUPED: Final = re.compile(r"\d{1,3}(?:[,，]\d{3})+(?:\.\d+)?")
 _NUMERAL: Final = re.compile(r"[\d,，.．億万兆千百十]+")
 """A numeral word as the tokenizer reads it whole (2億3,580万)."""
 _LATIN_OR_DIGIT: Final = re.compile(r"[A-Za-z0-9]")
+_GIVEN_NAME: Final = ("人名", "名")
 _LINKS: Final = frozenset({"の", "から", "や", "と"})
 """Particles inside a noun phrase that can be an answer whole: 梅雨の中休み, 5月下旬から6月上旬,
 台風や熱帯低気圧, 中国と台湾."""
@@ -93,7 +95,7 @@ def _symbol(word: Word) -> bool:
 
 def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
     """The maximal runs of joining words, as (first, after last) indices; a space between
-    Latin letters or digits joins (16S rRNA)."""
+    Latin letters or digits joins (16S rRNA), and one before a given name (例田 太郎)."""
     out: list[tuple[int, int]] = []
     joins = [_joins(w) for w in words]
     i, n = 0, len(words)
@@ -109,8 +111,13 @@ def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
                 not words[j][0].strip()
                 and j + 1 < n
                 and joins[j + 1]
-                and _LATIN_OR_DIGIT.search(words[j - 1][0])
-                and _LATIN_OR_DIGIT.search(words[j + 1][0])
+                and (
+                    (
+                        _LATIN_OR_DIGIT.search(words[j - 1][0])
+                        and _LATIN_OR_DIGIT.search(words[j + 1][0])
+                    )
+                    or _GIVEN_NAME == words[j + 1][2][2:4]
+                )
             ):
                 j += 2
             else:
@@ -177,6 +184,13 @@ def asks_for_span(q: Question) -> bool:
     or a question whose form does not say what it asks (何という, …は？); not a reason or a
     way of doing, which take a sentence."""
     return q.kind is None or q.kind.kind in FACT_KINDS
+
+
+def asks_by_word(question: str) -> bool:
+    """Whether the question asks with a question word (誰, いつ, 何mL, どこ…), so that a span
+    alone answers it: a yes-or-no question (運転は止まりますか) or a bare topic (適用床面積は？)
+    is answered by the sentence that says it, not by a name or figure put first."""
+    return bool(wh(question)) or fit.answer_kind(question) is not None
 
 
 def fits(q: Question, text: str) -> bool:
