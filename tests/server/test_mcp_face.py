@@ -99,6 +99,7 @@ def test_an_answer_cites_documents_that_open_as_resources(served: Served) -> Non
     answer, document = as_user(served, "hr_user")(asked)
     assert not answer["refused"]
     assert "ミナモ勤怠" in answer["answer"]
+    assert answer["short_answer"] is None  # a way of doing has no short answer
     first = answer["citations"][0]
     assert first["source"] == "人事/休暇規程.md"
     assert first["label"].startswith("人事/休暇規程.md › ")

@@ -116,7 +116,7 @@ def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
                         _LATIN_OR_DIGIT.search(words[j - 1][0])
                         and _LATIN_OR_DIGIT.search(words[j + 1][0])
                     )
-                    or _GIVEN_NAME == words[j + 1][2][2:4]
+                    or words[j + 1][2][2:4] == _GIVEN_NAME
                 )
             ):
                 j += 2

@@ -104,7 +104,8 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
     ) -> dict[str, Any]:
         """ドキュメントから質問に答える。回答と番号付きの出典を返し、ドキュメントに書かれていなければ
         refused: true と理由を返す（推測では答えない）。confidence は文書が質問に答えている確率
-        （0〜1）。"""
+        （0〜1）、short_answer は答えそのものと思われる語句とその確率（理由や方法を問う質問では
+        null）。"""
         who = caller(ctx)
         turns = [
             Turn(
@@ -122,6 +123,11 @@ def create_mcp(server: Server, caller: Caller) -> MCPServer:
             "refused": answer.refused,
             "refusal_reason": answer.refusal_reason,
             "confidence": answer.confidence,
+            "short_answer": (
+                None
+                if answer.span is None
+                else {"text": answer.span, "probability": answer.span_confidence}
+            ),
             "standalone": answer.standalone,
             "mode": answer.mode,
             "citations": [_citation(c, server, ids) for c in answer.citations],
