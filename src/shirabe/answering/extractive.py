@@ -12,8 +12,8 @@ from shirabe.answering import (
     compound_nouns,
     fit,
     mentions,
+    short_answers,
     showing,
-    spans,
     stage,
     tables,
 )
@@ -36,7 +36,6 @@ from shirabe.llm.protocol import ChatModel
 from shirabe.records import Answer, Citation, Hit, RefusalCode
 from shirabe.retrieval.query import Query
 from shirabe.stores.protocol import Store
-from shirabe.text.normalize import folded
 from shirabe.text.sentences import split_sentences
 from shirabe.text.synonyms import Synonyms
 from shirabe.text.terms import is_code
@@ -54,11 +53,6 @@ def coverage(query_tokens: Sequence[str], sentence_tokens: Sequence[str]) -> flo
 
     total = sum(weight(t) for t in wanted)
     return sum(weight(t) for t in wanted & have) / total
-
-
-def _bare(text: str) -> str:
-    """Folded, without spaces: the form in which a span is looked for in a line."""
-    return "".join(folded(text).split())
 
 
 def clip(text: str, limit: int) -> str:
@@ -250,8 +244,10 @@ class ExtractiveGenerator:
         if not showing.is_record(hits[0].chunk):  # fields of lower-ranked rows read as prose
             ranked = [c for c in ranked if not showing.is_record(hits[c.hit_index].chunk)] or ranked
         lines = self._lines(ranked, hits, query)
-        span, p = self._span(query, hits, ranked, judgement)
-        short = self._short(span, p, lines) if spans.asks_by_word(query.text) else None
+        span, p = short_answers.best(self.model, query, hits, ranked, judgement)
+        short = short_answers.opening(
+            self.model, query.text, span, p, [t for _c, t in lines], self._max_chars
+        )
         numbers: dict[int, int] = {}
         citations: list[Citation] = []
         pieces = [short] if short else []  # the asked figure alone, then where it is written
@@ -336,43 +332,6 @@ class ExtractiveGenerator:
         else:  # the answering line first, then the rest in document order
             lines.sort(key=lambda line: (line[0] is not best, line[0].hit_index, line[0].order))
         return lines
-
-    def _span(
-        self,
-        query: Query,
-        hits: Sequence[Hit],
-        ranked: list[Candidate],
-        judgement: stage.Judgement | None,
-    ) -> tuple[str, float]:
-        """The span of the best lines that the span model finds most likely to be the asked
-        fact alone (手塚治虫, 約9.2kg), with its probability; ('', 0) when there is none."""
-        if judgement is None or not ranked:
-            return "", 0.0
-        top = [
-            (c, text)
-            for c in ranked[: stage.SPAN_LINES]
-            if (text := showing.span_source(c, hits, query.text)) is not None
-        ]
-        return stage.best_span(
-            self.model,
-            judgement.question,
-            [text for _c, text in top],
-            [c.score for c, _text in top],
-            query.words_of,
-        )
-
-    def _short(self, span: str, p: float, lines: list[tuple[Candidate, str]]) -> str | None:
-        """The short answer put first (手塚治虫です。): the span, when it is at least as likely
-        as the model's span threshold, the first line (which cites where it is written) says
-        it, and it fits before the lines. A span of another line (600 of another incident's
-        measure) would be an answer the citation does not show."""
-        if not span or p < self.model.span_threshold or not lines:
-            return None
-        if _bare(span) not in _bare(lines[0][1]):
-            return None
-        short = f"{span}です。"
-        length = len(short) + 1 + sum(len(text) + _MARKER + 1 for _, text in lines)
-        return short if length <= self._max_chars else None
 
     def answering(
         self, query: Query, hits: Sequence[Hit], ranked: list[Candidate]
