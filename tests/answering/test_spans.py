@@ -146,6 +146,7 @@ def test_the_particle_after_the_question_word() -> None:
     assert spans.wh_particle("誰が発明したか") == "が"
     assert spans.wh_particle("梅雨の半ばに天気が回復する期間を何という？") == "と"
     assert spans.wh_particle("どの機関から発表されるか") == "から"
+    assert spans.wh_particle("何年に完成したか") == "に"  # past the counter
     assert spans.wh_particle("梅雨の期間は？") == ""
 
 
@@ -177,8 +178,11 @@ def test_the_counter_of_the_question_word() -> None:
     assert spans.wh_counter("信濃川は何県を流れるか") == "県"
     assert spans.wh_counter("何年に完成したか") == "年"
     assert spans.wh_counter("何世紀ごろか") == "世紀"
+    assert spans.wh_counter("何か月かかるか") == "か月"
     assert spans.wh_counter("何という") == ""
     assert spans.wh_counter("何が起きたか") == ""
+    assert spans.wh_counter("何か問題はありますか") == ""  # not a question word
+    assert spans.wh_counter("何故か") == ""
 
 
 def test_a_figure_in_brackets_belongs_to_the_words_before_them() -> None:
@@ -193,6 +197,12 @@ def test_a_figure_in_brackets_belongs_to_the_words_before_them() -> None:
     bottle, refill = rows
     assert [(t.text, t.weight) for t in q.terms] == [("詰め替え", 2.0), ("何ml", 2.0)]
     assert (bottle["owner_cover"], refill["owner_cover"]) == (0.0, 0.5)
+    # the tokenizer reads 詰め替え as a verb: the owner is still 詰め替え用
+    as_verb = [*LINE[:7], ("詰め替え", "詰め替え", VERB), *LINE[8:]]
+    rows = [
+        dict(zip(SPAN_FEATURES, r, strict=True)) for r in span_features(q, as_verb, found, 0.9, 0)
+    ]
+    assert [r["owner_cover"] for r in rows] == [0.0, 0.5]
     assert bottle["after_in_question"] == refill["after_in_question"] == 0.0
 
 
@@ -202,6 +212,10 @@ def test_a_short_answer_is_put_first_only_for_a_question_asked_by_word() -> None
     assert spans.asks_by_word("梅雨の半ばに一旦天気が回復する期間を何という？")
     assert not spans.asks_by_word("AQ-300にERR-107と表示されました。運転は止まりますか？")
     assert not spans.asks_by_word("AQ-300の空気清浄の適用床面積は？")
+    # words that only look like question words
+    assert not spans.asks_by_word("何か問題はありますか")
+    assert not spans.asks_by_word("全国で使えますか")
+    assert not spans.asks_by_word("名前は変更できますか")
 
 
 def test_a_family_and_given_name_apart_are_one_span() -> None:
@@ -209,3 +223,6 @@ def test_a_family_and_given_name_apart_are_one_span() -> None:
     words = _words(("当番", NOUN), (":", SYMBOL), (" ", SPACE), ("例", NOUN), ("田", SUFFIX))
     words += _words((" ", SPACE), ("太郎", given))
     assert [s.text for s in spans.spans(words) if s.whole] == ["当番", "例田 太郎"]
+    # a space read with no part of speech neither begins nor ends a span
+    words = [*words[:5], (" ", " ", ()), words[6]]
+    assert [s.text for s in spans.spans(words) if " " in s.text] == ["例田 太郎", "田 太郎"]

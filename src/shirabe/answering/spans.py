@@ -90,7 +90,7 @@ def _joins(word: Word) -> bool:
 
 
 def _symbol(word: Word) -> bool:
-    return bool(word[2]) and word[2][0] in {"記号", "補助記号", "空白"}
+    return not word[0].strip() or (bool(word[2]) and word[2][0] in {"記号", "補助記号", "空白"})
 
 
 def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
@@ -186,11 +186,19 @@ def asks_for_span(q: Question) -> bool:
     return q.kind is None or q.kind.kind in FACT_KINDS
 
 
+_ASKING_WORD: Final = re.compile(
+    r"誰|だれ|どなた|どこ|どちら|いつ(?!も|でも)|いくつ|いくら|どの|どんな|どれ"
+    r"|何(?!か|も|でも|故|処)|なに(?!か|も)|なん(?!か|も|でも)"
+)
+"""Question words, not the words that only look like them (何か問題, いつも, 何も)."""
+
+
 def asks_by_word(question: str) -> bool:
-    """Whether the question asks with a question word (誰, いつ, 何mL, どこ…), so that a span
-    alone answers it: a yes-or-no question (運転は止まりますか) or a bare topic (適用床面積は？)
-    is answered by the sentence that says it, not by a name or figure put first."""
-    return bool(wh(question)) or fit.answer_kind(question) is not None
+    """Whether the question asks with a question word (誰, いつ, 何mL, どこ…) or for a kind of
+    fact, so that a span alone answers it: a yes-or-no question (運転は止まりますか, 何か問題は
+    ありますか, 全国で使えますか) or a bare topic (適用床面積は？) is answered by the sentence
+    that says it, not by a name or figure put first."""
+    return bool(_ASKING_WORD.search(question)) or fit.answer_kind(question) is not None
 
 
 def fits(q: Question, text: str) -> bool:
@@ -250,7 +258,8 @@ SPAN_FEATURES: Final = (
 )
 _LINK_NAMES: Final = ("の", "から", "や", "と")
 _WH_PARTICLE: Final = re.compile(
-    r"(?:誰|だれ|何|なに|なん|どこ|どちら|いつ|どれ|どの[^をがにでとはへ、。？?]{0,6}?)"
+    r"(?:誰|だれ|何[\u3400-\u9fff々]{0,2}?|なに|なん|どこ|どちら|いつ|どれ"
+    r"|どの[^をがにでとはへ、。？?]{0,6}?)"
     r"(から|まで|が|を|に|で|と|へ|の)"
 )
 _PARTICLES: Final = frozenset({"助詞", "補助記号", "記号", "空白"})
@@ -258,7 +267,7 @@ WINDOW: Final = 6
 """Words either side of a span whose question words count for ``window_cover``."""
 
 
-_WH_COUNTER: Final = re.compile(r"(?:何|なん|いく)([\u3400-\u9fff々ヶヵか]{1,2})")
+_WH_COUNTER: Final = re.compile(r"(?:何|なん)([かヵヶ]月|(?![故処])[\u3400-\u9fff々]{1,2})")
 
 
 def wh_counter(question: str) -> str:
@@ -268,34 +277,43 @@ def wh_counter(question: str) -> str:
 
 
 def wh_particle(question: str) -> str:
-    """The particle after the question word (が of 誰が, を of 何を), '' for none."""
+    """The particle after the question word and its counter (が of 誰が, に of 何年に), ''
+    for none."""
     found = _WH_PARTICLE.search(question)
     return found.group(1) if found else ""
+
+
+_OPENING: Final = frozenset({"(", "（", "[", "［", "【"})
+_CLOSING: Final = frozenset({")", "）", "]", "］", "】"})
+OWNER_WORDS: Final = 6
 
 
 def _past_brackets(words: Sequence[Word], i: int) -> int:
     """The index of the first word at or after ``i`` outside a bracketed gloss (the reading
     in 中休み（つゆのなかやすみ）という)."""
-    if i < len(words) and words[i][0] in {"(", "（"}:
-        close = next((j for j in range(i + 1, len(words)) if words[j][0] in {")", "）"}), -1)
+    if i < len(words) and words[i][0] in _OPENING:
+        close = next((j for j in range(i + 1, len(words)) if words[j][0] in _CLOSING), -1)
         if close > 0:
             return close + 1
     return i
 
 
-_OPENING: Final = frozenset({"(", "（", "[", "［", "【"})
-_CLOSING: Final = frozenset({")", "）", "]", "］", "】"})
-
-
 def _owner(words: Sequence[Word], start: int) -> str:
-    """What a span in brackets says something of: the run of words just before the opening
-    bracket (本体ボトル of 本体ボトル（500mL）), folded; '' when the span is not in brackets."""
+    """What a span in brackets says something of: the words just before the opening bracket
+    back to a particle or punctuation, at most ``OWNER_WORDS`` (詰め替え用 of
+    詰め替え用（1,200mL）, whatever part of speech 詰め替え is read as), folded; '' when the
+    span is not in brackets."""
     if start == 0 or words[start - 1][0] not in _OPENING:
         return ""
     i = start - 1
-    while i > 0 and _joins(words[i - 1]):
+    while i > max(0, start - 1 - OWNER_WORDS) and not _breaks_owner(words[i - 1]):
         i -= 1
     return "".join(folded(surface(w)) for w in words[i : start - 1])
+
+
+def _breaks_owner(word: Word) -> bool:
+    head = word[2][0] if word[2] else ""
+    return head == "助詞" or (head in {"補助記号", "記号", "空白"} and word[0] != "・")
 
 
 def _content_near(words: Sequence[Word], indices: range) -> str:
@@ -364,8 +382,10 @@ def span_features(
         enclosed = following < len(words) and words[following][0] in _CLOSING
         behind = "" if enclosed else _content_near(words, range(following, following + 3))
         owner = _owner(words, s.start)
-        near = "".join(
-            folded_words[max(0, s.start - WINDOW) : s.start] + folded_words[s.end : s.end + WINDOW]
+        near = (  # the two sides apart: no question word is matched across the span
+            "".join(folded_words[max(0, s.start - WINDOW) : s.start])
+            + "\0"
+            + "".join(folded_words[s.end : s.end + WINDOW])
         )
         prev = words[s.start - 1][0] if s.start > 0 else ""
         distance = min((min(abs(m - s.start), abs(m - (s.end - 1))) for m in matched), default=n)

@@ -175,11 +175,13 @@ class Answer:
     """The asked amount or quantity alone (``約9.2kgです。``), when the answer opens with it."""
     span: str | None = None
     """The words of the answering lines most likely to be the asked fact alone (a reader's
-    span), whether or not the answer opens with it; None when the question asks for a
-    reason or a way of doing, or no model decided."""
+    span), whether or not the answer opens with it. None for a refusal, a question asking
+    for a reason or a way of doing, an answer that is a whole table row or list, the parts of
+    questions asked together, or when no model decided."""
     span_confidence: float | None = None
-    """The span model's probability that ``span`` is the asked fact; the answer opens with
-    it from the model's span threshold."""
+    """The span model's probability that ``span`` is the asked fact. The answer opens with
+    the span (``short``) when this reaches the model's span threshold, the question asks with
+    a question word or for a kind of fact, and the first quoted line says it."""
     confidence: float | None = None
     """The calibrated probability that the passages answer the question (the learned answer
     stage), whether or not it refused; None when no model decided."""
