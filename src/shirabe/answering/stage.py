@@ -157,14 +157,11 @@ def best_span(
     rows: list[list[float]] = []
     for rank, i in enumerate(order):  # the spans of every line are scored in one pass
         words = words_of(lines[i])
-        found = spans.spans(words)
+        found = [s for s in spans.spans(words) if spans.fits(q, s.text)]  # described if fit
         if not found:
             continue
-        described = spans.span_features(q, words, found, float(line_scores[i]), rank)
-        for span, row in zip(found, described, strict=True):
-            if spans.fits(q, span.text):
-                texts.append(span.text)
-                rows.append(row)
+        texts += [s.text for s in found]
+        rows += spans.span_features(q, words, found, float(line_scores[i]), rank)
     if not rows:
         return "", 0.0
     scores = model.span_scores(rows)
