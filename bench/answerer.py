@@ -39,7 +39,7 @@ from typing import Any
 from shirabe.answering.learned import read_model, read_spec, write_model
 from shirabe.engine import Shirabe
 from shirabe.evaluation.cases import load_cases
-from shirabe.evaluation.squad import read_squad, squad_questions, write_corpus
+from shirabe.evaluation.squad import answers_by_question, read_squad, write_corpus
 from shirabe.settings import Settings, TokenizerSettings
 from shirabe.training import figures, lines, spans
 
@@ -141,12 +141,8 @@ def train_spans(
     """Trains the span model over ``spec``'s line model, chooses its threshold on the
     development examples, writes the model to ``out``; the span figures. The company-style
     cases in ``train`` teach it too, their expected answers taken as the spans."""
-    answers = {
-        q.qid: q.answers
-        for file, keep in ((JAQUAD, lambda a: a % every == 0), (JSQUAD, lambda _a: True))
-        for q in squad_questions(read_squad(file), keep)
-    }
-    answers |= case_answers(held_out)
+    answers = answers_by_question(read_squad(JAQUAD), lambda a: a % every == 0)
+    answers |= answers_by_question(read_squad(JSQUAD)) | case_answers(held_out)
     report = spans.add_span_model(spec, train, dev, answers, TokenizerSettings())
     write_model(out, spec)
     return {

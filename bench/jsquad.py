@@ -120,8 +120,7 @@ def short_span(answer: Answer) -> str:
 def first_quoted(answer: Answer) -> str:
     """The answer's first line that cites a passage: its best sentence, after the short
     answer when one opens it."""
-    text = answer.text.removeprefix(f"{answer.short}\n") if answer.short else answer.text
-    return text.split("\n", 1)[0]
+    return answer.quoted.split("\n", 1)[0]
 
 
 def reader_span(answer: Answer) -> str:

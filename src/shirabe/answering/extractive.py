@@ -62,8 +62,7 @@ def clip(text: str, limit: int) -> str:
     return text[: max(limit - 1, 1)] + "…"
 
 
-_MARKER = 3
-"""Characters of a citation marker, ``[n]``."""
+_MARKER = short_answers.MARKER
 
 
 @dataclass(frozen=True, slots=True)

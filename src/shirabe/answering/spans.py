@@ -54,9 +54,11 @@ _NUMERAL: Final = re.compile(r"[\d,，.．億万兆千百十]+")
 """A numeral word as the tokenizer reads it whole (2億3,580万)."""
 _LATIN_OR_DIGIT: Final = re.compile(r"[A-Za-z0-9]")
 _GIVEN_NAME: Final = ("人名", "名")
-_LINKS: Final = frozenset({"の", "から", "や", "と"})
-"""Particles inside a noun phrase that can be an answer whole: 梅雨の中休み, 5月下旬から6月上旬,
-台風や熱帯低気圧, 中国と台湾."""
+_LINKS: Final = {"の": "no", "から": "kara", "や": "ya", "と": "to"}
+"""Particles inside a noun phrase that can be an answer whole (梅雨の中休み, 5月下旬から6月上旬,
+台風や熱帯低気圧, 中国と台湾), each with the name of its span feature."""
+_SYMBOLS: Final = frozenset({"記号", "補助記号", "空白"})
+"""Parts of speech of symbols and spaces."""
 MAX_LINKS: Final = 2
 MAX_LINKED_WORDS: Final = 12
 
@@ -90,7 +92,7 @@ def _joins(word: Word) -> bool:
 
 
 def _symbol(word: Word) -> bool:
-    return not word[0].strip() or (bool(word[2]) and word[2][0] in {"記号", "補助記号", "空白"})
+    return not word[0].strip() or (bool(word[2]) and word[2][0] in _SYMBOLS)
 
 
 def _runs(words: Sequence[Word]) -> list[tuple[int, int]]:
@@ -248,7 +250,7 @@ SPAN_FEATURES: Final = (
     "line_score",
     "line_rank",
     "links",
-    *(f"link_{name}" for name in ("no", "kara", "ya", "to")),
+    *(f"link_{name}" for name in _LINKS.values()),
     "wh_particle_match",
     "before_in_question",
     "after_in_question",
@@ -256,13 +258,12 @@ SPAN_FEATURES: Final = (
     "wh_counter_match",
     "owner_cover",
 )
-_LINK_NAMES: Final = ("の", "から", "や", "と")
 _WH_PARTICLE: Final = re.compile(
     r"(?:誰|だれ|何[\u3400-\u9fff々]{0,2}?|なに|なん|どこ|どちら|いつ|どれ"
     r"|どの[^をがにでとはへ、。？?]{0,6}?)"
     r"(から|まで|が|を|に|で|と|へ|の)"
 )
-_PARTICLES: Final = frozenset({"助詞", "補助記号", "記号", "空白"})
+_PARTICLES: Final = _SYMBOLS | {"助詞"}
 WINDOW: Final = 6
 """Words either side of a span whose question words count for ``window_cover``."""
 
@@ -313,7 +314,7 @@ def _owner(words: Sequence[Word], start: int) -> str:
 
 def _breaks_owner(word: Word) -> bool:
     head = word[2][0] if word[2] else ""
-    return head == "助詞" or (head in {"補助記号", "記号", "空白"} and word[0] != "・")
+    return head == "助詞" or (head in _SYMBOLS and word[0] != "・")
 
 
 def _content_near(words: Sequence[Word], indices: range) -> str:
@@ -424,7 +425,7 @@ def span_features(
                 line_score,
                 float(line_rank),
                 float(len(s.links)),
-                *(float(name in s.links) for name in _LINK_NAMES),
+                *(float(link in s.links) for link in _LINKS),
                 float(bool(particle) and nxt == particle),
                 float(len(before) > 1 and before in asked),
                 float(len(behind) > 1 and behind in asked),

@@ -17,7 +17,7 @@ from shirabe.cli.progress import bar, ingest_with_progress
 from shirabe.cli.render import out
 from shirabe.engine import Shirabe
 from shirabe.evaluation.cases import load_cases
-from shirabe.evaluation.squad import read_squad, squad_questions
+from shirabe.evaluation.squad import answers_by_question, read_squad
 from shirabe.training import (
     figures,
     lines,
@@ -96,9 +96,9 @@ def answerer_train(
         train = [e for e in examples if e.article in kept]
         held_out = [e for e in examples if e.article in held]
         unused = 0
-        answers = {q.qid: q.answers for q in squad_questions(read_squad(squad), lambda _a: True)}
+        answers = answers_by_question(read_squad(squad))
         if dev is not None:
-            answers |= {q.qid: q.answers for q in squad_questions(read_squad(dev), lambda _a: True)}
+            answers |= answers_by_question(read_squad(dev))
         if cases is not None:
             with opened(settings) as app:
                 loaded = load_cases(cases)

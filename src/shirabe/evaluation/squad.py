@@ -78,6 +78,13 @@ def squad_questions(
     return [q for _rel, _text, questions in paragraphs(data, keep) for q in questions]
 
 
+def answers_by_question(
+    data: Mapping[str, Any], keep: Callable[[int], bool] = lambda _a: True
+) -> dict[str, tuple[str, ...]]:
+    """The gold answers of the questions of :func:`squad_questions`, by question id."""
+    return {q.qid: q.answers for q in squad_questions(data, keep)}
+
+
 def write_corpus(
     data: Mapping[str, Any],
     folder: Path,

@@ -189,6 +189,11 @@ class Answer:
     """The features that moved ``confidence`` most, with how much (log-odds), largest
     first."""
 
+    @property
+    def quoted(self) -> str:
+        """The answer's text after the short answer it opens with, if any: its lines."""
+        return self.text.removeprefix(f"{self.short}\n") if self.short else self.text
+
 
 FileOutcome = Literal["added", "updated", "removed", "unchanged", "failed"]
 
