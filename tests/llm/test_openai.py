@@ -55,9 +55,6 @@ class StubTokenizer:
     def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
         return []
 
-    def synonyms(self, groups: Sequence[int]) -> list[str]:
-        return []
-
 
 class StubEmbedder:
     name = "stub"
