@@ -161,10 +161,14 @@ class Shirabe(Assembly):
         return self.store.status()
 
     def warm_up(self) -> None:
-        """Open the index and load the embedding model now, so that the first question does
-        not wait for them (a server does this before its first request)."""
+        """Open the index, load the embedding model and read the tokenizer's synonym groups now,
+        so that the first question does not wait for them (a server does this before its first
+        request)."""
         self._bind().refresh(wait=False)
         self.embedder.embed_query("準備")
+        synonyms = getattr(self.tokenizer, "synonyms", None)  # a tokenizer made before it: none
+        if synonyms is not None:
+            synonyms(())
 
     @staticmethod
     def file_types() -> list[str]:

@@ -16,6 +16,7 @@ from shirabe.answering.showing import (
     may_count,
     names_someone,
     naming_first,
+    summaries_last,
 )
 from shirabe.answering.tables import (
     clean,
@@ -496,3 +497,23 @@ def test_a_field_named_as_asked_comes_before_a_rows_other_fields(
     candidates = [Candidate(hit, order, text, 0.0, None) for order, (hit, text) in enumerate(lines)]
     codes = fit.codes(question)
     assert asked_fields_first(query, codes, hits, candidates)[0].text == first
+
+
+def test_a_summary_names_a_section_and_the_section_answers() -> None:
+    summary = Chunk(
+        text="「給与規程」の項目（1件）: 支払日", source="人事/給与規程.md", is_summary=True
+    )
+    section = Chunk(
+        text="給与は毎月25日に支払う。", source="人事/給与規程.md", heading_path=("支払日",)
+    )
+    other = Chunk(
+        text="「障害記録」の項目（8件）: INC-2024-0001", source="障害記録.md", is_summary=True
+    )
+    hits = [Hit(summary, 0.9), Hit(section, 0.8), Hit(other, 0.7)]
+    ranked = [Candidate(i, 0, h.chunk.text, 0.0, None) for i, h in enumerate(hits)]
+    # the summary last, as its file's section was found; one of a file with no passage stays
+    got = summaries_last(hits, ranked, answer_kind("給与の支払日は？"))
+    assert [c.hit_index for c in got] == [1, 2, 0]
+    # how many: the summary's count is the answer
+    got = summaries_last(hits, ranked, answer_kind("給与規程の項目は何件ありますか？"))
+    assert [c.hit_index for c in got] == [0, 1, 2]

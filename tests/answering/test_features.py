@@ -12,10 +12,12 @@ from shirabe.answering.features import (
     Term,
     covered_weight,
     line_features,
+    other_spellings,
     question,
     question_features,
     question_terms,
     weight_of,
+    with_spellings,
 )
 from shirabe.training.figures import auc, choose_threshold
 
@@ -39,6 +41,8 @@ PARTICLE = ("助詞", "格助詞", "*", "*", "*", "*")
         (("する", "する", AUX_VERB), 0.0),
         (("の", "の", PARTICLE), 0.0),
         (("何", "何", ("代名詞", "*", "*", "*", "*", "*")), 0.0),
+        (("何回", "何回", NOUN), 0.0),  # the question word with its counter: what is asked
+        (("何番", "何番", NOUN), 0.0),
         (("場合", "場合", NOUN), 0.0),  # holds a place, names nothing
     ],
 )
@@ -57,12 +61,88 @@ def test_question_terms_are_folded_and_kept_once_at_their_highest_weight() -> No
     assert question_terms(words) == [Term("aq-300", 3.0, code=True), Term("容量", 2.0)]
 
 
+def test_a_code_the_tokenizer_splits_is_one_term() -> None:
+    symbol = ("補助記号", "一般", "*", "*", "*", "*")
+    words = [
+        ("INC", "inc", NOUN),
+        ("-", "-", symbol),
+        ("2024", "2024", NUMERAL),
+        ("-", "-", symbol),
+        ("0004", "0004", NUMERAL),
+        ("の", "の", PARTICLE),
+        ("原因", "原因", NOUN),
+    ]
+    assert question_terms(words) == [Term("inc-2024-0004", 3.0, code=True), Term("原因", 2.0)]
+    # a space ends a code; plain numbers in a row are no code
+    apart = [("16", "16", NUMERAL), ("S", "s", NOUN), (" ", " ", ("空白",)), ("rRNA", "rrna", NOUN)]
+    assert question_terms(apart) == [Term("16s", 3.0, code=True), Term("rrna", 2.0)]
+    assert question_terms([("2024", "2024", NUMERAL), ("年", "年", NOUN)]) == [
+        Term("2024", 2.0),
+        Term("年", 1.0),
+    ]
+
+
+def test_the_counter_after_a_question_word_is_asked_not_a_term() -> None:
+    counter = ("名詞", "普通名詞", "助数詞可能", "*", "*", "*")
+    words = [("何", "何", ("代名詞", "*", "*", "*", "*", "*")), ("年", "年", counter)]
+    founded = [*words, ("に", "に", PARTICLE), ("設立", "設立", NOUN)]
+    assert question_terms(founded) == [Term("設立", 2.0)]
+    # the same counter elsewhere is a word of the question
+    assert question_terms([("年", "年", counter), ("会費", "会費", NOUN)]) == [
+        Term("年", 0.5),
+        Term("会費", 2.0),
+    ]
+
+
 def test_covered_weight() -> None:
     terms = [Term("aq-300", 3.0, code=True), Term("容量", 2.0), Term("入る", 1.0)]
     assert covered_weight(terms, "aq-300の仕様") == pytest.approx(3 / 6)
     assert covered_weight(terms, "容量に入る") == pytest.approx(3 / 6)
     assert covered_weight(terms, "") == 0.0
     assert covered_weight([], "何でも") == 0.0
+
+
+def test_a_term_is_said_in_its_other_spellings_too() -> None:
+    terms = [Term("はんこ", 2.0, spellings=("印鑑",)), Term("大きさ", 2.0)]
+    assert covered_weight(terms, "登録する印鑑の大きさ") == 1.0
+    assert covered_weight(terms, "はんこを押す") == pytest.approx(1 / 2)
+    assert covered_weight(terms, "印章の寸法") == 0.0
+    assert terms[0].said_in("印鑑登録") and not terms[1].said_in("印鑑登録")
+
+
+@pytest.mark.parametrize(
+    ("groups", "written", "expected"),
+    [
+        # only the words of the group that the passages write
+        (
+            {"はんこ": ["はんこ", "印鑑", "印章", "判子"]},
+            "印鑑登録の判子",
+            {"はんこ": ("判子", "印鑑")},
+        ),
+        # folded as the terms are (ＳＩＺＥ is size), the term itself is not its own spelling
+        ({"大きさ": ["SIZE", "大きさ"]}, "size: 50mm", {"大きさ": ("size",)}),
+        # one character is too short to tell from part of another word
+        ({"はんこ": ["印", "印鑑"]}, "印鑑でなく印", {"はんこ": ("印鑑",)}),
+        # nothing written, nothing given
+        ({"はんこ": ["印鑑"]}, "署名で足ります", {}),
+        # a code is never respelled
+        ({"aq-300": ["aq300"]}, "aq300の仕様", {}),
+    ],
+)
+def test_other_spellings(
+    groups: dict[str, list[str]], written: str, expected: dict[str, tuple[str, ...]]
+) -> None:
+    terms = [Term("はんこ", 2.0), Term("大きさ", 2.0), Term("aq-300", 3.0, code=True)]
+    assert other_spellings(terms, groups, written) == expected
+
+
+def test_with_spellings_keeps_everything_else() -> None:
+    words = [("国保", "国民健康保険", NOUN), ("は", "は", PARTICLE), ("何", "何", NOUN)]
+    q = question("国保は何回払いですか", words)
+    respelled = with_spellings(q, {"国保": ("国民健康保険",)})
+    assert respelled.terms == (Term("国保", 2.0, spellings=("国民健康保険",)),)
+    assert (respelled.text, respelled.kind, respelled.negated) == (q.text, q.kind, q.negated)
+    assert with_spellings(q, {}) is q
 
 
 def _line(text: str, **kw: object) -> Line:
@@ -120,6 +200,17 @@ def test_line_features_by_hand() -> None:
     assert other["lexical_gap"] == 0.25 and other["lexical_rank"] == 1.0
     assert other["codes_missing"] == 1.0 and other["holds_kind"] == 0.0
     assert other["uncovered_weight"] == 5.0
+
+
+def test_line_features_read_a_terms_other_spellings() -> None:
+    words = [("はんこ", "判子", NOUN), ("大きさ", "大きさ", NOUN), ("は", "は", PARTICLE)]
+    plain = question("はんこの大きさは", words)
+    respelled = with_spellings(plain, {"はんこ": ("印鑑",)})
+    line = _line("印鑑の大きさは25mm以内", passage="印鑑登録\n印鑑の大きさは25mm以内")
+    before = dict(zip(LINE_FEATURES, line_features(plain, line, [line]), strict=True))
+    after = dict(zip(LINE_FEATURES, line_features(respelled, line, [line]), strict=True))
+    assert before["cover_line"] == pytest.approx(1 / 2) and before["uncovered_weight"] == 2.0
+    assert (after["cover_line"], after["uncovered_weight"]) == (1.0, 0.0)
 
 
 def test_question_features_by_hand() -> None:

@@ -195,14 +195,14 @@ def test_a_figure_in_brackets_belongs_to_the_words_before_them() -> None:
         dict(zip(SPAN_FEATURES, row, strict=True)) for row in span_features(q, LINE, found, 0.9, 0)
     ]
     bottle, refill = rows
-    assert [(t.text, t.weight) for t in q.terms] == [("詰め替え", 2.0), ("何ml", 2.0)]
-    assert (bottle["owner_cover"], refill["owner_cover"]) == (0.0, 0.5)
+    assert [(t.text, t.weight) for t in q.terms] == [("詰め替え", 2.0)]  # 何mL is asked
+    assert (bottle["owner_cover"], refill["owner_cover"]) == (0.0, 1.0)
     # the tokenizer reads 詰め替え as a verb: the owner is still 詰め替え用
     as_verb = [*LINE[:7], ("詰め替え", "詰め替え", VERB), *LINE[8:]]
     rows = [
         dict(zip(SPAN_FEATURES, r, strict=True)) for r in span_features(q, as_verb, found, 0.9, 0)
     ]
-    assert [r["owner_cover"] for r in rows] == [0.0, 0.5]
+    assert [r["owner_cover"] for r in rows] == [0.0, 1.0]
     assert bottle["after_in_question"] == refill["after_in_question"] == 0.0
 
 

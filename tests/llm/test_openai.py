@@ -55,6 +55,9 @@ class StubTokenizer:
     def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
         return []
 
+    def synonyms(self, groups: Sequence[int]) -> list[str]:
+        return []
+
 
 class StubEmbedder:
     name = "stub"

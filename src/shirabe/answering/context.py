@@ -225,3 +225,27 @@ def another_item(question: str, passage: str, sentence: str) -> list[str]:
     if not named or not under or under[-1] in named:
         return []
     return named[:1]
+
+
+def gaps_of(
+    query: Query,
+    hits: Sequence[Hit],
+    candidate: Candidate,
+    wanted: Sequence[str],
+    need: asking.Needs | None,
+    whole: Sequence[tuple[str, str]],
+    passages: dict[int, Sequence[asking.Word]],
+) -> tuple[list[str], bool]:
+    """Why the candidate does not answer (:func:`lacking`, else :func:`another_kind`, else
+    :func:`another_item`; empty when it answers), and whether that is because it tells of
+    another thing than the one asked (a sentence on the 集じんフィルター for the
+    加湿フィルター) rather than of the thing asked without what is needed (the 加湿フィルター
+    row, which tells how to clean it, not how to replace it)."""
+    gaps = lacking(query, hits, candidate, wanted, need)
+    if gaps:
+        return gaps, False
+    chunk = hits[candidate.hit_index].chunk
+    other = another_kind(query, hits, candidate, whole, passages) or another_item(
+        query.text, chunk.text, candidate.text
+    )
+    return other, bool(other)

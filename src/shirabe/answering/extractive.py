@@ -20,10 +20,8 @@ from shirabe.answering import (
 from shirabe.answering.context import (
     Candidate,
     absent,
-    another_item,
-    another_kind,
     echoes,
-    lacking,
+    gaps_of,
     line,
     near,
     restates,
@@ -190,7 +188,8 @@ class ExtractiveGenerator:
             # A code that no retrieved passage names: the training questions (Wikipedia)
             # hardly ever name codes, so the model has not learned what their absence means.
             return Decision(judgement.ranked, gate, probability)
-        ranked, found = self.answering(query, hits, judgement.ranked)
+        firsts = showing.summaries_last(hits, judgement.ranked, fit.answer_kind(query.text))
+        ranked, found = self.answering(query, hits, firsts)
         whole = showing.listing(query, hits, ranked, self._from_hits) if found is None else []
         if probability < self.answer_threshold and not whole:
             # The checks below name what is missing more precisely when they find it.
@@ -379,6 +378,7 @@ class ExtractiveGenerator:
         names = asking.names(query.words()) if figure else []
         texts = {(c.hit_index, c.order): c.text for c in ranked}
         missing: list[str] = []
+        missing_apart = True  # whether ``missing`` came from a passage about another thing
         others: list[str] = []  # keys of rows holding the figure of something else
         apart: list[str] = []  # names the passage holds, but not next to the figure
         compounds = compound_nouns.compounds(query.words())
@@ -390,11 +390,7 @@ class ExtractiveGenerator:
             if others and c.hit_index >= self._from_hits:
                 break  # a table of such figures, without the row asked: not deeper passages
             chunk = hits[c.hit_index].chunk
-            gaps = (
-                lacking(query, hits, c, wanted, need)
-                or another_kind(query, hits, c, whole, passages)
-                or another_item(query.text, chunk.text, c.text)
-            )
+            gaps, about_another = gaps_of(query, hits, c, wanted, need, whole, passages)
             other = figure and tables.other_row(query.text, figure, focus, chunk, c.text)
             away = [] if gaps or not names else mentions.missing_terms(names, near(hits, c, texts))
             away = away if len(away) == len(names) else []  # one name near it is enough
@@ -403,8 +399,11 @@ class ExtractiveGenerator:
             if not gaps and other:
                 others += [other] if other not in others else []  # 住民票 asked of 戸籍謄本
             apart += [n for n in away if n not in apart]  # 14:00 for 本社, asked of 富山工場
-            if gaps and (not missing or len(gaps) < len(missing)):
-                missing = gaps  # the reason of the passage that came closest
+            if gaps and (not missing or (len(gaps), about_another) < (len(missing), missing_apart)):
+                # the reason of the passage that came closest: fewest gaps, and on a tie one
+                # about the thing asked (the 加湿フィルター row lacks 交換) before one about
+                # another kind of it (a sentence on replacing the 集じんフィルター)
+                missing, missing_apart = gaps, about_another
         if figure and others:
             keys = "".join(f"「{k}」" for k in others[:3])
             return ranked, (

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Final
 
 from shirabe.answering import fit, tables
@@ -51,6 +51,8 @@ _QUESTION_WORDS: Final = frozenset(
         "なぜ",
     ]
 )
+_ASKING_CHARACTERS: Final = "何誰"
+"""A word that begins with one of these asks (何回, 何時, 何番目, 誰々) or says nothing (何らか)."""
 _EMPTY_NOUNS: Final = frozenset(
     [
         "こと",
@@ -86,15 +88,25 @@ class Term:
     text: str
     weight: float
     code: bool = False
+    spellings: tuple[str, ...] = ()
+    """Other words of the term's synonym groups (folded) that the retrieved passages write:
+    印鑑 for はんこ, 国民健康保険 for 国保. See :func:`with_spellings`."""
+
+    def said_in(self, text: str) -> bool:
+        """Whether ``text`` (folded) writes the term or one of its other spellings."""
+        return self.text in text or any(s in text for s in self.spellings)
 
 
 def weight_of(word: Word) -> float:
     """How much a question word says about what is asked, by its part of speech: a proper
     noun or a code most, a number or common noun next, a verb or adjective least; particles,
-    question words and nouns that only hold a place (こと, 場合) nothing."""
+    question words, the words they make (何回, 何番, 誰々) and nouns that only hold a place
+    (こと, 場合) nothing: what is asked is not written beside the answer."""
     surface, _normal, pos = word
     head = pos[0] if pos else ""
     if not surface.strip() or surface in _QUESTION_WORDS or surface in _EMPTY_NOUNS:
+        return 0.0
+    if surface[0] in _ASKING_CHARACTERS:
         return 0.0
     if is_code(folded(surface)):
         return 3.0
@@ -114,11 +126,13 @@ def weight_of(word: Word) -> float:
 
 
 def question_terms(words: Sequence[Word]) -> list[Term]:
-    """The question's content words, each once, with their weights."""
+    """The question's content words, each once, with their weights. A noun right after 何
+    is its counter (年 of 何年, 種類 of 何種類): part of what is asked, so it weighs nothing."""
     terms: dict[str, Term] = {}
-    for word in words:
+    merged = _with_codes(words)
+    for i, word in enumerate(merged):
         w = weight_of(word)
-        if w <= 0:
+        if w <= 0 or (i and merged[i - 1][0] == "何" and word[2][:1] == ("名詞",)):
             continue
         text = folded(word[0]).strip()
         if text and (text not in terms or terms[text].weight < w):
@@ -126,12 +140,67 @@ def question_terms(words: Sequence[Word]) -> list[Term]:
     return list(terms.values())
 
 
+_CODE_PART: Final = re.compile(r"[0-9A-Za-z._\-/:+]+")
+
+
+def _with_codes(words: Sequence[Word]) -> list[Word]:
+    """The words with each code the tokenizer split (INC, -, 2024, -, 0004) joined again into
+    one word (INC-2024-0004), as the index keeps it whole."""
+    out: list[Word] = []
+    run: list[Word] = []
+    for word in [*words, ("", "", ())]:
+        if word[0] and _CODE_PART.fullmatch(word[0]):
+            run.append(word)
+            continue
+        joined = "".join(w[0] for w in run)
+        if len(run) > 1 and is_code(folded(joined)):
+            out.append((joined, joined, ("名詞", "固有名詞", "一般", "*", "*", "*")))
+        else:
+            out.extend(run)
+        run = []
+        if word[0]:
+            out.append(word)
+    return out
+
+
 def covered_weight(terms: Sequence[Term], text: str) -> float:
     """The share of the terms' weight that ``text`` (folded) holds as written."""
     total = sum(t.weight for t in terms)
     if total <= 0:
         return 0.0
-    return sum(t.weight for t in terms if t.text in text) / total
+    return sum(t.weight for t in terms if t.said_in(text)) / total
+
+
+def other_spellings(
+    terms: Sequence[Term],
+    groups: Mapping[str, Sequence[str]],
+    written: str,
+) -> dict[str, tuple[str, ...]]:
+    """For each term, the other words of its synonym groups (``groups``: a term's folded text
+    to every word of its groups) that ``written`` (folded) holds. A code has none; a word of
+    one character is too short to be told from part of another word."""
+    out: dict[str, tuple[str, ...]] = {}
+    for term in terms:
+        if term.code:
+            continue
+        found = sorted(
+            {
+                f
+                for word in groups.get(term.text, ())
+                if len(f := folded(word).strip()) >= 2 and f != term.text and f in written
+            }
+        )
+        if found:
+            out[term.text] = tuple(found)
+    return out
+
+
+def with_spellings(q: Question, spellings: Mapping[str, tuple[str, ...]]) -> Question:
+    """``q`` with each term's other spellings (:func:`other_spellings`)."""
+    if not spellings:
+        return q
+    terms = tuple(replace(t, spellings=spellings.get(t.text, t.spellings)) for t in q.terms)
+    return replace(q, terms=terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +301,7 @@ def line_features(q: Question, line: Line, peers: Sequence[Line]) -> list[float]
     terms = q.terms
     total = sum(t.weight for t in terms)
     everything = " ".join((passage, headings))
-    uncovered = sum(t.weight for t in terms if t.text not in everything)
+    uncovered = sum(t.weight for t in terms if not t.said_in(everything))
     codes = [t for t in terms if t.code]
     names = [t for t in terms if t.weight >= 3.0 and not t.code]
     dense_all = [p.dense for p in peers if p.dense is not None]
@@ -264,14 +333,14 @@ def line_features(q: Question, line: Line, peers: Sequence[Line]) -> list[float]
         covered_weight(terms, everything),
         uncovered,
         float(len(codes)),
-        float(sum(1 for t in codes if t.text not in everything)),
-        float(sum(1 for t in names if t.text not in everything)),
+        float(sum(1 for t in codes if not t.said_in(everything))),
+        float(sum(1 for t in names if not t.said_in(everything))),
         *(float(kind is not None and kind.kind == k) for k in KINDS),
         float(kind is None),
         float(kind is not None and fit.has_kind(kind, line.text)),
         float(kind is not None and fit.fits_figure(q.text, kind, line.text)),
         float(bool(_NUMBER.search(text))),
-        float(field is not None and any(t.text in folded(field.group(1)) for t in terms)),
+        float(field is not None and any(t.said_in(folded(field.group(1))) for t in terms)),
         float(field is not None),
         float(bool(_ROW.match(line.text))),
         float(bool(tables.LIST_MARKER.match(line.text))),

@@ -389,3 +389,27 @@ def may_count(text: str, focus: Sequence[str]) -> bool:
         return False
     items = ITEMS_LINE.match(text)
     return not items or not focus or len(mentions.missing_terms(focus, items["title"])) < len(focus)
+
+
+def summaries_last(
+    hits: Sequence[Hit], ranked: Sequence[Candidate], asked: fit.AnswerKind | None
+) -> list[Candidate]:
+    """``ranked`` with the lines of a file's summary (「給与規程」の項目（1件）: 支払日, its list
+    of codes) last when a passage of that file was found too, unless the question asks how many
+    (障害は何件: the summary's count is the answer). A summary names a section without saying
+    what it says: 支払日 is no pay day.
+
+    Why a rule: the passages of the training questions have no summaries (none of the 715,342
+    candidate lines of JaQuAD and JSQuAD), so the learned stage has not seen one, and a
+    summary holds every word of a question that names its section."""
+    if asked is not None and asked.kind == "number":
+        return list(ranked)
+    told = {
+        hits[c.hit_index].chunk.source for c in ranked if not hits[c.hit_index].chunk.is_summary
+    }
+
+    def pointer(c: Candidate) -> bool:
+        chunk = hits[c.hit_index].chunk
+        return chunk.is_summary and chunk.source in told
+
+    return sorted(ranked, key=pointer)  # stable: the model's order otherwise

@@ -429,9 +429,9 @@ def span_features(
                 float(bool(particle) and nxt == particle),
                 float(len(before) > 1 and before in asked),
                 float(len(behind) > 1 and behind in asked),
-                sum(t.weight for t in q.terms if t.text in near and t.text not in text) / total,
+                sum(t.weight for t in q.terms if t.said_in(near) and not t.said_in(text)) / total,
                 float(bool(counter) and text.endswith(counter)),
-                sum(t.weight for t in q.terms if owner and t.text in owner) / total,
+                sum(t.weight for t in q.terms if owner and t.said_in(owner)) / total,
             ]
         )
     return rows

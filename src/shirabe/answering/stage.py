@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shirabe.answering import features, spans
+from shirabe.answering import features, mentions, spans
 from shirabe.answering.context import Candidate
 from shirabe.answering.learned import AnswerModel
 from shirabe.records import Hit, RefusalCode
@@ -74,11 +74,39 @@ class Judgement:
     question_row: list[float] = field(default_factory=list)
 
 
+def spellings(
+    query: Query, q: features.Question, hits: Sequence[Hit]
+) -> dict[str, tuple[str, ...]]:
+    """The other words of the question's terms' synonym groups that the passages or their
+    headings write (ホテル代 asked, 宿泊費 written): the tokenizer's dictionary, not the
+    corpus, says which words mean the same; so do the words documents write for an attribute
+    a question names (:data:`mentions.SPELLINGS`: 重さ asked, a spec table's 質量 written),
+    which the answerer searches with too."""
+    ids = {folded(w).strip(): g for w, g in query.synonym_groups_of(query.text) if g}
+    asked = [t for t in q.terms if t.text in ids or t.text in mentions.SPELLINGS]
+    if not asked or not hits:
+        return {}
+    written = folded(
+        "\n".join(
+            f"{h.chunk.text}\n{' '.join(h.chunk.heading_path)}\n{h.chunk.source}" for h in hits
+        )
+    )
+    groups = {
+        t.text: [
+            *(query.synonyms(ids[t.text]) if t.text in ids else ()),
+            *mentions.SPELLINGS.get(t.text, ()),
+        ]
+        for t in asked
+    }
+    return features.other_spellings(asked, groups, written)
+
+
 def describe(
     query: Query, hits: Sequence[Hit], candidates: Sequence[Candidate]
 ) -> tuple[features.Question, list[features.Line], list[list[float]]]:
     """The question, its candidate lines and their feature rows."""
     q = features.question(query.text, query.words())
+    q = features.with_spellings(q, spellings(query, q, hits))
     lines = candidate_lines(hits, candidates)
     rows = [features.line_features(q, line, lines) for line in lines]
     return q, lines, rows
@@ -120,7 +148,7 @@ def reason(judgement: Judgement) -> tuple[RefusalCode, str]:
     if line is not None:
         where = folded(" ".join((line.passage, line.headings)))
         missing = sorted(
-            (t for t in q.terms if t.weight >= 2.0 and "何" not in t.text and t.text not in where),
+            (t for t in q.terms if t.weight >= 2.0 and "何" not in t.text and not t.said_in(where)),
             key=lambda t: -t.weight,
         )
         if missing:

@@ -61,6 +61,12 @@ class Query:
         (``SudachiTokenizer.synonym_groups``); else ``[]``."""
         return list(self._tokenizer.synonym_groups(text))
 
+    def synonyms(self, groups: Sequence[int]) -> list[str]:
+        """The words the tokenizer's dictionary puts in ``groups`` (``[]`` without one, and from
+        a tokenizer written before this method was part of the protocol)."""
+        words = getattr(self._tokenizer, "synonyms", None)
+        return list(words(groups)) if words is not None and groups else []
+
     @cached_property
     def _words(self) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
         return tuple(self.words_of(self.text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from shirabe.text.terms import NGRAM_PREFIX
@@ -25,4 +26,9 @@ class Tokenizer(Protocol):
     def synonym_groups(self, text: str) -> list[tuple[str, tuple[int, ...]]]:
         """The words of ``text`` with the synonym groups of the tokenizer's dictionary;
         ``[]`` from a tokenizer without one."""
+        ...
+
+    def synonyms(self, groups: Sequence[int]) -> list[str]:
+        """Every word the tokenizer's dictionary puts in one of ``groups`` (the ids
+        :meth:`synonym_groups` gives), in no set order; ``[]`` from a tokenizer without one."""
         ...
