@@ -11,6 +11,7 @@ from shirabe.answering.features import (
     Line,
     Term,
     covered_weight,
+    held_in_part,
     line_features,
     other_spellings,
     question,
@@ -143,6 +144,23 @@ def test_with_spellings_keeps_everything_else() -> None:
     assert respelled.terms == (Term("国保", 2.0, spellings=("国民健康保険",)),)
     assert (respelled.text, respelled.kind, respelled.negated) == (q.text, q.kind, q.negated)
     assert with_spellings(q, {}) is q
+
+
+@pytest.mark.parametrize(
+    ("term", "text", "share"),
+    [
+        (Term("担当者", 2.0), "担当: 例田 次郎", 1.0),  # 担当 of 担当者
+        (Term("内線番号", 2.0), "内線: 2440", 1.0),  # 内線 is half of 内線番号
+        (Term("転出証明書", 2.0), "転出届", 0.0),  # 転出 is less than half of it
+        (Term("担当者", 2.0), "担当者: 例田", 0.0),  # held whole, not in part
+        (Term("inc-2024-0005", 3.0, code=True), "inc-2024-0004", 0.0),  # a code is whole or not
+        (Term("印鑑", 2.0), "印章", 0.0),  # one character is no part
+    ],
+)
+def test_held_in_part(term: Term, text: str, share: float) -> None:
+    assert held_in_part([term], text) == share
+    assert held_in_part([term, Term("x", 0.0)], text) == share
+    assert held_in_part([], text) == 0.0
 
 
 def _line(text: str, **kw: object) -> Line:

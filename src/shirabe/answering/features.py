@@ -171,6 +171,22 @@ def covered_weight(terms: Sequence[Term], text: str) -> float:
     return sum(t.weight for t in terms if t.said_in(text)) / total
 
 
+def held_in_part(terms: Sequence[Term], text: str) -> float:
+    """The share of the terms' weight that ``text`` does not hold whole but holds the first
+    part of: at least two characters and half the term (担当 of 担当者, 内線 of 内線番号)."""
+    total = sum(t.weight for t in terms)
+    if total <= 0:
+        return 0.0
+    part = 0.0
+    for t in terms:
+        if t.code or t.said_in(text):
+            continue
+        shortest = max(2, (len(t.text) + 1) // 2)
+        if any(t.text[:n] in text for n in range(len(t.text) - 1, shortest - 1, -1)):
+            part += t.weight
+    return part / total
+
+
 def other_spellings(
     terms: Sequence[Term],
     groups: Mapping[str, Sequence[str]],
@@ -267,6 +283,8 @@ LINE_FEATURES: Final = (
     "cover_passage",
     "cover_headings",
     "cover_all",
+    "part_line",
+    "part_all",
     "uncovered_weight",
     "codes_asked",
     "codes_missing",
@@ -331,6 +349,8 @@ def line_features(q: Question, line: Line, peers: Sequence[Line]) -> list[float]
         covered_weight(terms, passage),
         covered_weight(terms, headings),
         covered_weight(terms, everything),
+        held_in_part(terms, text),
+        held_in_part(terms, everything),
         uncovered,
         float(len(codes)),
         float(sum(1 for t in codes if not t.said_in(everything))),
