@@ -547,6 +547,8 @@ def test_a_chat_model_never_reads_the_sentences_that_give_orders() -> None:
         ("本体の大きさは？", ["寸法", "外形寸法", "サイズ"]),
         ("質量と重さは？", ["重量"]),  # words the question already has are not added
         ("有給休暇の申請方法は？", []),
+        ("AQ-300本体は何キロありますか？", ["質量", "重量"]),  # a weight asked by its unit
+        ("駅から何キロメートルですか？", []),  # a length
     ],
 )
 def test_the_words_documents_use_for_what_is_asked(question: str, words: list[str]) -> None:

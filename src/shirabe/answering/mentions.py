@@ -85,11 +85,18 @@ SPELLINGS: Final[dict[str, tuple[str, ...]]] = {
 """Words documents write for what a question names (a spec table says 質量, not 重さ)."""
 
 
+_ASKS_WEIGHT: Final = re.compile(r"何(?:kg|キログラム|キロ(?!メートル)|グラム|g|トン)")
+"""A question that asks for a weight by its unit (本体は何キロありますか) without naming it."""
+
+
 def spellings(question: str) -> list[str]:
-    """The words documents use for the attributes a question names (重さ → 質量, 重量)."""
+    """The words documents use for the attributes a question names (重さ → 質量, 重量), or
+    asks for by its unit (何キロ: a weight)."""
     text = folded(question)
+    named = [word for word in SPELLINGS if word in text]
+    if _ASKS_WEIGHT.search(text) and "重さ" not in named:
+        named.append("重さ")
     found: list[str] = []
-    for word, written in SPELLINGS.items():
-        if word in text:
-            found += [w for w in written if w not in found and w not in text]
+    for word in named:
+        found += [w for w in SPELLINGS[word] if w not in found and w not in text]
     return found
