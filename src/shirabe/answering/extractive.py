@@ -188,8 +188,7 @@ class ExtractiveGenerator:
             # A code that no retrieved passage names: the training questions (Wikipedia)
             # hardly ever name codes, so the model has not learned what their absence means.
             return Decision(judgement.ranked, gate, probability)
-        firsts = showing.summaries_last(hits, judgement.ranked, fit.answer_kind(query.text))
-        ranked, found = self.answering(query, hits, firsts)
+        ranked, found = self.answering(query, hits, judgement.ranked)
         whole = showing.listing(query, hits, ranked, self._from_hits) if found is None else []
         if probability < self.answer_threshold and not whole:
             # The checks below name what is missing more precisely when they find it.
@@ -352,7 +351,10 @@ class ExtractiveGenerator:
         ``bench/rules.py``) they refuse, beyond the stage, 1.0% of answerable questions, 0.6%
         of those asked without their paragraph and 6.8% of made near misses; on the
         company-style sets, a stage without them let most near misses through
-        (docs/benchmarks.md, "The learned answer stage")."""
+        (docs/benchmarks.md, "The learned answer stage"). A file's summary line goes last
+        (:func:`showing.summaries_last`)."""
+        asked = fit.answer_kind(query.text)
+        ranked = showing.summaries_last(hits, ranked, asked)
         codes = [  # an alias of an official name (AQ300) is known by that name
             c
             for c in fit.codes(query.text)
@@ -364,7 +366,6 @@ class ExtractiveGenerator:
                 "unknown",
                 quoted(query.text, unknown) + "についての記載が見つかりません",
             )
-        asked = fit.answer_kind(query.text)
         fitting = self._holding(query, asked, codes, hits, ranked)
         if not (asked is not None and asked.kind == "number"):
             fitting = showing.of_records(codes, hits, fitting, query)
