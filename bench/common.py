@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import time
@@ -20,6 +21,13 @@ RESULTS = ROOT / "bench" / "results"
 
 def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q)) if values else 0.0
+
+
+def drop_page_cache() -> None:
+    """Empty the operating system's page cache (root only, Linux), so that the next searches
+    read the index from disk; a database server's own buffers keep what they hold."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
 def peak_rss_mb() -> float:

@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import psycopg
@@ -37,7 +35,7 @@ from shirabe.settings import IngestSettings, Settings, StoreSettings
 from shirabe.stores.postgres.schema import temporary_database
 from shirabe.stores.postgres.store import PostgresStore
 
-from common import CACHE, peak_rss_mb, percentile, write_sizes
+from common import CACHE, drop_page_cache, peak_rss_mb, percentile, write_sizes
 from scale import (
     EMBEDDERS,
     QUERIES,
@@ -137,11 +135,13 @@ class Remembered:
 
 
 def searches_only(
-    database: str, size: int, questions: list[str], embedder: Embedder
+    database: str, size: int, questions: list[str], embedder: Embedder, *, cold: bool = False
 ) -> dict[str, object]:
     """The timed searches and recall again, on the database an earlier ``--keep`` run of
     ``size`` chunks left (its URL): first as a user's searches (query embedding included),
-    then again with every question's vector already made (the searches' own time)."""
+    then again with every question's vector already made (the searches' own time). With
+    ``cold``, the OS page cache is emptied first and the first pass is reported apart (restart
+    the server before, so that its ``shared_buffers`` hold nothing either)."""
     work = CACHE / f"postgres-{size}"
     remembered = Remembered(embedder)
     settings = Settings(
@@ -151,6 +151,12 @@ def searches_only(
     )
     app = Shirabe(settings, embedder=remembered)
     out: dict[str, object] = {"chunks": app.status().chunks}
+    if cold:
+        drop_page_cache()
+        first = timed_cases(app, questions)
+        print(f"searches, first pass from a cold cache: {json.dumps(first)}", flush=True)
+        out |= {f"cold_{name}": value for name, value in first.items()}
+        remembered.seen.clear()  # the warm pass makes its query vectors again
     out |= timed_cases(app, questions)
     out |= {f"vectors_made_{k}": v for k, v in timed_cases(app, questions).items()}
     print(f"searches: {json.dumps(out)}", flush=True)
@@ -163,13 +169,6 @@ def searches_only(
     out |= filtered_recall(store, stored, vectors)
     app.close()
     return out
-
-
-def drop_page_cache() -> None:
-    """Empty the operating system's page cache (root only, Linux), so that the next searches
-    read the database from disk; PostgreSQL's own ``shared_buffers`` keeps what it holds."""
-    os.sync()
-    Path("/proc/sys/vm/drop_caches").write_text("3\n")
 
 
 def relation_sizes(url: str) -> dict[str, float]:
@@ -288,7 +287,7 @@ def main() -> None:
     if args.searches_only:
         (size,) = args.sizes
         embedder = bench_embedder(args.embedder, sentences)
-        found = searches_only(args.searches_only, size, questions, embedder)
+        found = searches_only(args.searches_only, size, questions, embedder, cold=args.cold)
         print(json.dumps(found), flush=True)
         return
     results = {}

@@ -1,7 +1,8 @@
 """Scale benchmark: index build, query latency (unfiltered and under access filters) and
 one-file updates of the embedded store at 10k and 100k chunks.
 
-    python bench/scale.py [--sizes 10000 100000] [--embedder random|means|use] [--searches-only]
+    python bench/scale.py [--sizes 10000 100000] [--embedder random|means|use]
+        [--searches-only [--cold]]
 
 ``--searches-only`` times the searches again on the index an earlier run of the same size
 left, without rebuilding it, and prints the figures without writing them.
@@ -44,7 +45,7 @@ from shirabe.settings import EmbedderSettings, IngestSettings, Settings
 from shirabe.stores.embedded.store import EmbeddedStore
 from shirabe.text.sentences import split_sentences
 
-from common import CACHE, SHARED, peak_rss_mb, percentile, write_sizes
+from common import CACHE, SHARED, drop_page_cache, peak_rss_mb, percentile, write_sizes
 from index_bytes import embedded_bytes
 
 CHUNKS_PER_FILE = 100
@@ -330,10 +331,13 @@ def run(
     }
 
 
-def searches_only(size: int, embedder: Embedder, questions: list[str]) -> None:
+def searches_only(
+    size: int, embedder: Embedder, questions: list[str], *, cold: bool = False
+) -> None:
     """The timed cases again on the index an earlier run of ``size`` left (no rebuild), printed
     and not written to the results: runs differ by a few ms on a shared machine, so a figure is
-    trusted only when repeated."""
+    trusted only when repeated. With ``cold``, the OS page cache is emptied before the index
+    is opened and that first pass is printed apart."""
     work = CACHE / f"scale-{size}"
     if not (work / "index").is_dir():
         raise SystemExit(f"no index at {work / 'index'}: run bench/scale.py --sizes {size} first")
@@ -341,7 +345,12 @@ def searches_only(size: int, embedder: Embedder, questions: list[str]) -> None:
         home=work / "index",
         ingest=IngestSettings(section_summaries=False, access_map=work / "access.yaml"),
     )
+    if cold:
+        drop_page_cache()
     with Shirabe(settings, embedder=embedder) as app:
+        if cold:
+            first = timed_cases(app, questions)
+            print(f"{size:>7} chunks first pass, cold: {json.dumps(first)}", flush=True)
         print(f"{size:>7} chunks searches: {json.dumps(timed_cases(app, questions))}", flush=True)
         print(f"{size:>7} chunks recall: {json.dumps(dense_recall(app, questions))}", flush=True)
     print(f"bytes (MB): {json.dumps(embedded_bytes(settings.home))}", flush=True)
@@ -354,11 +363,17 @@ def main() -> None:
     parser.add_argument(
         "--searches-only", action="store_true", help="time the searches on the kept indexes"
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="with --searches-only: first time the questions with the OS page cache emptied "
+        "(root), then again",
+    )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()
     if args.searches_only:
         for size in args.sizes:
-            searches_only(size, bench_embedder(args.embedder, sentences), questions)
+            searches_only(size, bench_embedder(args.embedder, sentences), questions, cold=args.cold)
         return
     results = {}
     for size in args.sizes:
