@@ -2,6 +2,7 @@
 filters, one-file updates and HNSW recall against exact search, at 10k and 100k chunks.
 
     python bench/postgres.py --database postgresql://… [--sizes 10000 100000] [--embedder means]
+        [--searches-only URL [--cold] [--record]]
 
 ``--database`` names a server (any database on it); each size gets a database of its own,
 created and dropped here. The corpus, the vectors, the access map and the timed cases are those
@@ -282,6 +283,12 @@ def main() -> None:
         help="time the searches and recall on the database an earlier --keep run of the one "
         "size given left, without building (nothing written to the results)",
     )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="with --searches-only: write the figures to the results as that size's, marked "
+        "as searched only (no build figures), e.g. for a database migrated to the current code",
+    )
     args = parser.parse_args()
     sentences, questions = sentences_and_questions()
     if args.searches_only:
@@ -289,6 +296,10 @@ def main() -> None:
         embedder = bench_embedder(args.embedder, sentences)
         found = searches_only(args.searches_only, size, questions, embedder, cold=args.cold)
         print(json.dumps(found), flush=True)
+        if args.record:
+            marked = {**found, "searched_only": args.searches_only.rsplit("/", 1)[-1]}
+            meta = {"vectors": embedder.name}
+            print(f"wrote {write_sizes(f'postgres-{args.embedder}', meta, {str(size): marked})}")
         return
     results = {}
     for size in args.sizes:
