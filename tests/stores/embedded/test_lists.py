@@ -43,20 +43,6 @@ def test_probes(groups: int, read: int) -> None:
     assert lists.probes(groups) == read
 
 
-@pytest.mark.parametrize(
-    ("groups", "rows", "read"),
-    [
-        (100, 50_000, 100),  # a segment of 100,000 rows or fewer is read whole
-        (200, 100_000, 200),
-        (300, 150_000, 200),  # 100,000 of 150,000 rows: two thirds of the groups
-        (800, 400_000, 200),  # a quarter from 400,000 rows up
-        (2_000, 1_000_000, 500),
-    ],
-)
-def test_probes_read_at_least_probe_rows(groups: int, rows: int, read: int) -> None:
-    assert lists.probes(groups, rows) == read
-
-
 def clustered(n: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """``n`` unit vectors near one of :data:`TOPICS` directions, and each one's topic."""
     rng = np.random.default_rng(seed)
@@ -77,11 +63,9 @@ def grouped_rows(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 @pytest.fixture
 def small_groups(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Groups for segments of 600 rows and more, of about 50 rows, a search reading a share
-    of them however few rows they hold."""
+    """Groups for segments of 600 rows and more, of about 50 rows."""
     monkeypatch.setattr(lists, "MIN_ROWS", 600)
     monkeypatch.setattr(lists, "ROWS_PER_LIST", 50)
-    monkeypatch.setattr(lists, "PROBE_ROWS", 0)
 
 
 def test_groups_hold_every_row_once_with_its_codes(small_groups: None) -> None:

@@ -32,10 +32,6 @@ dense search's recall@10 against the exact top 10 was 0.975 / 0.981 / 0.986 / 0.
 0.20 / 0.25 / 0.30 of the groups (26 / 34 / 42 / 49 ms at the median), 0.998 reading all."""
 MIN_PROBE = 8
 """At least this many groups are read."""
-PROBE_ROWS = 100_000
-"""At least this share of the rows is read too (the groups nearest the query): a scan of
-100,000 int8 vectors takes about 13 ms here, while a quarter of the groups of a segment of
-100,000 rows found 0.977 of the exact top 10 (bench/scale.py at 100k chunks, 0.991 at 1M)."""
 SAMPLE_PER_LIST = 40
 """Rows sampled per group to find the centroids."""
 ITERATIONS = 10
@@ -67,7 +63,7 @@ class Lists:
 
     def nearest(self, query: NDArray[np.float32], n: int | None = None) -> NDArray[np.int64]:
         """The ``n`` groups nearest ``query`` (by default :func:`probes`), in ascending order."""
-        n = probes(self.count, int(self.ptr[-1])) if n is None else min(n, self.count)
+        n = probes(self.count) if n is None else min(n, self.count)
         with single_threaded_blas():
             near = np.asarray(self.centroids) @ np.asarray(query, dtype=np.float32)
         if n >= self.count:
@@ -107,12 +103,9 @@ def _runs(groups: NDArray[np.int64], ptr: NDArray[np.int64]) -> list[tuple[int, 
     return runs
 
 
-def probes(count: int, rows: int = 0) -> int:
-    """How many of ``count`` groups of ``rows`` rows a search reads: :data:`PROBE_SHARE` of
-    them, and enough to hold :data:`PROBE_ROWS` rows on average (every one of a segment of
-    that size or less)."""
-    by_rows = -(-PROBE_ROWS * count // rows) if rows > 0 else 0  # rounded up
-    return min(count, max(MIN_PROBE, math.ceil(PROBE_SHARE * count), by_rows))
+def probes(count: int) -> int:
+    """How many of ``count`` groups a search reads."""
+    return min(count, max(MIN_PROBE, math.ceil(PROBE_SHARE * count)))
 
 
 def list_count(rows: int) -> int:
