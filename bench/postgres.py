@@ -153,10 +153,7 @@ def searches_only(
     app = Shirabe(settings, embedder=remembered)
     out: dict[str, object] = {"chunks": app.status().chunks}
     if cold:
-        drop_page_cache()
-        first = timed_cases(app, questions)
-        print(f"searches, first pass from a cold cache: {json.dumps(first)}", flush=True)
-        out |= {f"cold_{name}": value for name, value in first.items()}
+        out |= cold_pass(app, questions)
         remembered.seen.clear()  # the warm pass makes its query vectors again
     out |= timed_cases(app, questions)
     out |= {f"vectors_made_{k}": v for k, v in timed_cases(app, questions).items()}
@@ -170,6 +167,15 @@ def searches_only(
     out |= filtered_recall(store, stored, vectors)
     app.close()
     return out
+
+
+def cold_pass(app: Shirabe, questions: list[str]) -> dict[str, float]:
+    """The timed cases asked once with nothing of the index in the OS page cache, printed, their
+    figures named ``cold_…``."""
+    drop_page_cache()
+    first = timed_cases(app, questions)
+    print(f"searches, first pass from a cold cache: {json.dumps(first)}", flush=True)
+    return {f"cold_{name}": value for name, value in first.items()}
 
 
 def relation_sizes(url: str) -> dict[str, float]:
@@ -218,11 +224,8 @@ def run(
         store.optimize()
 
         timings: dict[str, float] = {}
-        if cold:  # the questions asked once with nothing of the index in the OS page cache
-            drop_page_cache()
-            first = timed_cases(app, questions)
-            print(f"searches, first pass from a cold cache: {json.dumps(first)}", flush=True)
-            timings |= {f"cold_{name}": value for name, value in first.items()}
+        if cold:
+            timings |= cold_pass(app, questions)
         timings |= timed_cases(app, questions)
         print(f"searches: {json.dumps(timings)}", flush=True)
 
